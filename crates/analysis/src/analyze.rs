@@ -1,0 +1,382 @@
+//! Per-device and per-stream occupancy and gaps, graph launches, and replays joined by
+//! correlation id. Pure functions of a [`Timeline`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use launchguard_trace::{GpuActivity, Timeline, Trace};
+use regex::Regex;
+
+use crate::checks;
+use crate::config::Thresholds;
+use crate::intervals::{self, Span, GAP_BUCKETS_US};
+use crate::model::*;
+
+/// What to analyze and how to judge it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Keep only GPU activity inside `gpu_user_annotation` / `user_annotation` spans whose name
+    /// matches.
+    pub within: Option<Regex>,
+    /// Limits of the checks.
+    pub thresholds: Thresholds,
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Sorts labels numerically where they are numbers ("2" before "10"), else by text.
+fn label_key(label: &str) -> (i64, String) {
+    match label.parse::<i64>() {
+        Ok(n) => (n, String::new()),
+        Err(_) => (i64::MAX, label.to_string()),
+    }
+}
+
+/// Analyzes a trace read from a file.
+pub fn analyze(trace: &Trace, opts: &Options) -> Analysis {
+    let t = &trace.timeline;
+    let mut warnings = Vec::new();
+    if let Some(why) = &trace.truncated {
+        warnings
+            .push(format!("the trace was truncated: {why}; analyzed the {} complete events read", t.events));
+    }
+    if t.skipped.total() > 0 {
+        warnings.push(format!(
+            "skipped {} events: {} without a usable ts, {} with a missing or negative dur, {} not objects",
+            t.skipped.total(),
+            t.skipped.missing_ts,
+            t.skipped.bad_dur,
+            t.skipped.not_an_object
+        ));
+    }
+    let source = Source {
+        path: trace.source.path.display().to_string(),
+        bytes: trace.source.bytes,
+        gzip: trace.source.gzip,
+        events: t.events,
+        skipped_events: t.skipped.total(),
+        skipped: Skipped {
+            missing_ts: t.skipped.missing_ts,
+            bad_dur: t.skipped.bad_dur,
+            not_an_object: t.skipped.not_an_object,
+        },
+        truncated: trace.truncated.is_some(),
+        truncation: trace.truncated.clone(),
+    };
+    analyze_timeline(t, source, opts, warnings)
+}
+
+/// Analyzes a timeline; `source` describes where it came from.
+pub fn analyze_timeline(t: &Timeline, source: Source, opts: &Options, mut warnings: Vec<String>) -> Analysis {
+    let windows = opts.within.as_ref().map(|re| within_windows(t, re));
+    if let (Some(re), Some(w)) = (&opts.within, &windows) {
+        if w.is_empty() {
+            warnings.push(format!("no annotation span matches --within '{re}'"));
+        }
+    }
+    let devices = device_figures(t, windows.as_ref(), &opts.thresholds);
+    let (launches, replays, replay_summary) = launches_and_replays(t, windows.as_ref());
+    if replay_summary.inconsistent > 0 {
+        warnings.push(format!(
+            "{} of {} replays have a kernel count other than {}: the profiler lost events, or several graphs are replayed",
+            replay_summary.inconsistent,
+            replay_summary.count,
+            replay_summary.kernels_mode.unwrap_or(0)
+        ));
+    }
+    let trace = TraceInfo {
+        profiler: t.meta.profiler.clone(),
+        rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
+        world_size: t.meta.distributed.as_ref().and_then(|d| d.world_size),
+        base_time_ns: t.meta.base_time_ns,
+    };
+    let mut analysis = Analysis {
+        schema: SCHEMA.to_string(),
+        source,
+        trace,
+        within: opts.within.as_ref().map(|r| r.as_str().to_string()),
+        devices,
+        graph_launches: launches,
+        replays,
+        replay_summary,
+        checks: Vec::new(),
+        verdict: crate::Verdict::Skip,
+        warnings,
+    };
+    analysis.checks = checks::trace_checks(&analysis, &opts.thresholds);
+    analysis.verdict = crate::Verdict::of(&analysis.checks);
+    analysis
+}
+
+/// Matching spans per device label id; `None` key = host spans, which apply to every device.
+type Windows = HashMap<Option<u32>, Vec<Span>>;
+
+fn within_windows(t: &Timeline, re: &Regex) -> Windows {
+    let mut by_device: HashMap<Option<u32>, Vec<Span>> = HashMap::new();
+    let matching: HashMap<u32, bool> = t
+        .annotations
+        .iter()
+        .map(|a| a.name)
+        .collect::<std::collections::HashSet<_>>()
+        .into_iter()
+        .map(|id| (id, re.is_match(t.strings.get(id))))
+        .collect();
+    for a in &t.annotations {
+        if matching[&a.name] {
+            by_device.entry(a.device).or_default().push((a.start, a.end));
+        }
+    }
+    by_device.into_iter().map(|(k, v)| (k, intervals::union(v))).collect()
+}
+
+/// The spans that bound a device's activity under `--within`: its GPU spans where it has any,
+/// else the host spans (same clock in Kineto traces).
+fn device_windows<'w>(windows: &'w Windows, device: u32) -> &'w [Span] {
+    windows.get(&Some(device)).or_else(|| windows.get(&None)).map_or(&[], Vec::as_slice)
+}
+
+fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, th: &Thresholds) -> Figures {
+    let spans: Vec<Span> = acts.iter().map(|a| (a.start, a.end)).collect();
+    let (window_spans, busy) = match windows {
+        None => {
+            let lo = spans.iter().map(|s| s.0).min().unwrap_or(0);
+            let hi = spans.iter().map(|s| s.1).max().unwrap_or(0);
+            (vec![(lo, hi)], intervals::union(spans))
+        }
+        Some(w) => (w.to_vec(), intervals::intersect(&intervals::union(spans), w)),
+    };
+    let window_start = window_spans.first().map_or(0, |s| s.0);
+    let window = intervals::total(&window_spans);
+    let busy_ns = intervals::total(&busy);
+    let gaps = intervals::gaps(&busy, &window_spans);
+    let threshold_ns = (th.gap_us * 1000.0).round() as i64;
+    let lengths: Vec<i64> = gaps.iter().map(|(s, e)| e - s).collect();
+    let counts = intervals::histogram(lengths.iter().copied(), &GAP_BUCKETS_US);
+    let histogram = GAP_BUCKETS_US
+        .iter()
+        .enumerate()
+        .map(|(i, &lo)| Bucket { lo_us: lo, hi_us: GAP_BUCKETS_US.get(i + 1).copied(), count: counts[i] })
+        .collect();
+    Figures {
+        activities: acts.len() as u64,
+        window_start_us: us(window_start),
+        window_us: us(window),
+        busy_us: us(busy_ns),
+        idle_us: us(window - busy_ns),
+        occupancy: if window > 0 { busy_ns as f64 / window as f64 } else { 0.0 },
+        gaps: Gaps {
+            threshold_us: th.gap_us,
+            over_threshold: lengths.iter().filter(|&&l| l > threshold_ns).count() as u64,
+            count: lengths.len() as u64,
+            max_us: us(lengths.iter().copied().max().unwrap_or(0)),
+            histogram,
+        },
+    }
+}
+
+fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> Vec<Device> {
+    let mut by_device: BTreeMap<(i64, String), (u32, Vec<&GpuActivity>)> = BTreeMap::new();
+    for a in &t.activities {
+        by_device
+            .entry(label_key(t.strings.get(a.device)))
+            .or_insert_with(|| (a.device, Vec::new()))
+            .1
+            .push(a);
+    }
+    by_device
+        .into_values()
+        .filter_map(|(device, acts)| {
+            let w = windows.map(|w| device_windows(w, device));
+            let acts: Vec<&GpuActivity> = match w {
+                Some(w) => acts.into_iter().filter(|a| overlaps(w, a.start, a.end)).collect(),
+                None => acts,
+            };
+            if acts.is_empty() {
+                return None;
+            }
+            let mut by_stream: BTreeMap<(i64, String), Vec<&GpuActivity>> = BTreeMap::new();
+            for a in &acts {
+                by_stream.entry(label_key(t.strings.get(a.stream))).or_default().push(a);
+            }
+            let streams = by_stream
+                .into_values()
+                .map(|s| Stream {
+                    stream: t.strings.get(s[0].stream).to_string(),
+                    figures: figures(&s, w, th),
+                })
+                .collect();
+            let label = t.strings.get(device).to_string();
+            let name = t.meta.device_names.iter().find(|(id, _)| *id == label).map(|(_, n)| n.clone());
+            Some(Device {
+                device: label,
+                name: name.filter(|n| !n.is_empty()),
+                figures: figures(&acts, w, th),
+                streams,
+            })
+        })
+        .collect()
+}
+
+/// Whether `[start, end]` meets any of the sorted spans (a zero-length activity on a boundary
+/// counts as inside).
+fn overlaps(spans: &[Span], start: i64, end: i64) -> bool {
+    let i = spans.partition_point(|s| s.1 < start);
+    i < spans.len() && spans[i].0 <= end
+}
+
+struct CorrelatedWork {
+    kernels: u64,
+    first: i64,
+    last: i64,
+    device: u32,
+}
+
+fn launches_and_replays(
+    t: &Timeline,
+    windows: Option<&Windows>,
+) -> (GraphLaunches, Vec<Replay>, ReplaySummary) {
+    let mut work: HashMap<u64, CorrelatedWork> = HashMap::new();
+    for a in &t.activities {
+        if let Some(c) = a.correlation {
+            let w = work.entry(c).or_insert(CorrelatedWork {
+                kernels: 0,
+                first: a.start,
+                last: a.end,
+                device: a.device,
+            });
+            w.kernels += 1;
+            if a.start < w.first {
+                w.first = a.start;
+                w.device = a.device;
+            }
+            w.last = w.last.max(a.end);
+        }
+    }
+    // Busy time per device over the whole trace, for the idle time before each replay.
+    let mut busy_by_device: HashMap<u32, Vec<Span>> = HashMap::new();
+    for a in &t.activities {
+        busy_by_device.entry(a.device).or_default().push((a.start, a.end));
+    }
+    let busy_by_device: HashMap<u32, Vec<Span>> =
+        busy_by_device.into_iter().map(|(d, s)| (d, intervals::union(s))).collect();
+
+    let mut launches: Vec<_> = t.launches.iter().collect();
+    launches.sort_by_key(|l| (l.start, l.end));
+    if let Some(w) = windows {
+        launches.retain(|l| {
+            let host = w.get(&None).is_some_and(|s| overlaps(s, l.start, l.end));
+            let gpu = l
+                .correlation
+                .and_then(|c| work.get(&c))
+                .is_some_and(|cw| w.get(&Some(cw.device)).is_some_and(|s| overlaps(s, cw.first, cw.first)));
+            host || gpu
+        });
+    }
+    let mut apis: Vec<String> = Vec::new();
+    let mut durations: Vec<f64> = Vec::with_capacity(launches.len());
+    let mut replays = Vec::with_capacity(launches.len());
+    for (i, l) in launches.iter().enumerate() {
+        let api = launch_api_name(l.api);
+        if !apis.iter().any(|a| a == api) {
+            apis.push(api.to_string());
+        }
+        durations.push(us(l.end - l.start));
+        let w = l.correlation.and_then(|c| work.get(&c));
+        let idle_before = w.and_then(|w| idle_before(&busy_by_device[&w.device], w.first));
+        replays.push(Replay {
+            index: i as u64,
+            correlation: l.correlation,
+            device: w.map(|w| t.strings.get(w.device).to_string()),
+            launch_start_us: us(l.start),
+            launch_us: us(l.end - l.start),
+            kernels: w.map_or(0, |w| w.kernels),
+            launch_to_first_kernel_us: w.map(|w| us(w.first - l.start)),
+            gpu_span_us: w.map(|w| us(w.last - w.first)),
+            idle_before_us: idle_before.map(us),
+        });
+    }
+    let mut sorted = durations.clone();
+    sorted.sort_by(f64::total_cmp);
+    let kernel_counts: Vec<u64> = replays.iter().map(|r| r.kernels).collect();
+    let launches = GraphLaunches {
+        count: launches.len() as u64,
+        apis,
+        mean_us: intervals::mean(&durations),
+        p50_us: intervals::percentile(&sorted, 50.0),
+        p99_us: intervals::percentile(&sorted, 99.0),
+        max_us: sorted.last().copied(),
+        kernels_per_launch: MinMax {
+            min: kernel_counts.iter().copied().min(),
+            max: kernel_counts.iter().copied().max(),
+        },
+    };
+    let summary = summarize(&replays);
+    (launches, replays, summary)
+}
+
+fn launch_api_name(api: launchguard_trace::GraphApi) -> &'static str {
+    match api {
+        launchguard_trace::GraphApi::CudaRuntime => "cudaGraphLaunch",
+        launchguard_trace::GraphApi::CudaDriver => "cuGraphLaunch",
+        launchguard_trace::GraphApi::Hip => "hipGraphLaunch",
+    }
+}
+
+/// Idle time just before `t` on a device whose busy time is `busy`: 0 if `t` falls inside busy
+/// time that started earlier, `None` if nothing ran before `t`.
+fn idle_before(busy: &[Span], t: i64) -> Option<i64> {
+    let i = busy.partition_point(|s| s.0 < t);
+    // busy[i-1] starts before t.
+    if i > 0 && busy[i - 1].1 >= t {
+        return Some(0);
+    }
+    (i > 0).then(|| t - busy[i - 1].1)
+}
+
+fn summarize(replays: &[Replay]) -> ReplaySummary {
+    let mut freq: BTreeMap<u64, u64> = BTreeMap::new();
+    for r in replays.iter().filter(|r| r.kernels > 0) {
+        *freq.entry(r.kernels).or_default() += 1;
+    }
+    // Most common count; ties go to the larger count (a lost event makes a count smaller).
+    let mode = freq.iter().max_by_key(|(k, n)| (**n, **k)).map(|(k, _)| *k);
+    let sorted = |f: &dyn Fn(&Replay) -> Option<f64>| {
+        let mut v: Vec<f64> = replays.iter().filter_map(f).collect();
+        v.sort_by(f64::total_cmp);
+        intervals::percentile(&v, 50.0)
+    };
+    ReplaySummary {
+        count: replays.len() as u64,
+        kernels_mode: mode,
+        inconsistent: mode
+            .map_or(0, |m| replays.iter().filter(|r| r.kernels > 0 && r.kernels != m).count() as u64),
+        without_kernels: replays.iter().filter(|r| r.kernels == 0).count() as u64,
+        latency_p50_us: sorted(&|r| r.launch_to_first_kernel_us),
+        gpu_span_p50_us: sorted(&|r| r.gpu_span_us),
+        idle_before_p50_us: sorted(&|r| r.idle_before_us),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_before_uses_the_union() {
+        let busy = vec![(0, 10), (20, 30)];
+        assert_eq!(idle_before(&busy, 0), None);
+        assert_eq!(idle_before(&busy, 20), Some(10));
+        assert_eq!(idle_before(&busy, 25), Some(0));
+        assert_eq!(idle_before(&busy, 35), Some(5));
+    }
+
+    #[test]
+    fn overlap_is_inclusive_at_the_edges() {
+        let spans = vec![(10, 20), (30, 40)];
+        assert!(overlaps(&spans, 20, 20));
+        assert!(overlaps(&spans, 5, 10));
+        assert!(!overlaps(&spans, 21, 29));
+        assert!(overlaps(&spans, 0, 100));
+    }
+}

@@ -1,0 +1,183 @@
+//! Limits and settings: defaults, then a TOML file, then command-line flags, in that order.
+//!
+//! Defaults are the ATOM guard's (ROCm/ATOM PR #432) where it has one; `check` adds its own.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a run can be configured with. Unknown keys in a file are an error, so that a typo
+/// does not silently leave a default in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Limits of the trace checks.
+    pub thresholds: Thresholds,
+    /// Linkage policy.
+    pub linkage: LinkagePolicy,
+    /// The `check` command's workload and limits.
+    pub check: CheckConfig,
+    /// Baseline comparison limits.
+    pub compare: CompareConfig,
+}
+
+/// Which statistic of graph-launch durations the launch check judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchStatistic {
+    /// The mean for one rank, the median for multi-rank traces (one launch that waits for a peer
+    /// must not decide).
+    #[default]
+    Auto,
+    /// The mean, as the ATOM guard.
+    Mean,
+    /// The median.
+    Median,
+}
+
+/// Limits of the trace checks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    /// Occupancy below this fails (ATOM: 0.80).
+    pub occupancy_fail: f64,
+    /// Occupancy below this warns (ATOM: 0.90).
+    pub occupancy_warn: f64,
+    /// A gap longer than this, in µs, counts (ATOM: 100).
+    pub gap_us: f64,
+    /// More gaps than this fail (ATOM: 5).
+    pub max_gaps: u64,
+    /// A graph-launch duration statistic at or above this, in µs, fails (ATOM: 150).
+    pub launch_fail_us: f64,
+    /// Which statistic the launch check uses.
+    pub launch_statistic: LaunchStatistic,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            occupancy_fail: 0.80,
+            occupancy_warn: 0.90,
+            gap_us: 100.0,
+            max_gaps: 5,
+            launch_fail_us: 150.0,
+            launch_statistic: LaunchStatistic::Auto,
+        }
+    }
+}
+
+/// Which profiler backends fail the guard when linked. Empty by default: linkage explains,
+/// measurement decides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkagePolicy {
+    /// Backends (`roctracer`, `rocprofiler-sdk`, `cupti`) whose presence fails.
+    pub forbid: Vec<String>,
+}
+
+/// The `check` command's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckConfig {
+    /// Workload preset: `reference`, `tiny`, `qwen3-0.6b`.
+    pub preset: String,
+    /// Python interpreter that has torch.
+    pub python: String,
+    /// Seconds before a workload is killed.
+    pub timeout_s: u64,
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Host cost per replay at or above this fraction of the GPU time per replay fails: in serving
+    /// the GPU would starve.
+    pub headroom_fraction: f64,
+    /// Host cost per replay at or above this, in µs, fails whatever the GPU time.
+    pub headroom_abs_us: f64,
+    /// Host cost after the profiler session over before it, at or above this ratio, warns.
+    pub residual_warn_ratio: f64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        Self {
+            preset: "reference".into(),
+            python: "python3".into(),
+            timeout_s: 300,
+            tp: 1,
+            headroom_fraction: 0.5,
+            headroom_abs_us: 150.0,
+            residual_warn_ratio: 3.0,
+        }
+    }
+}
+
+/// Limits of a baseline comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Significance level of the test on raw samples.
+    pub alpha: f64,
+    /// A shift of the median host cost smaller than this, in µs, never fails.
+    pub min_host_shift_us: f64,
+    /// ... nor one smaller than this fraction of the baseline median.
+    pub min_relative_shift: f64,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        Self { alpha: 0.001, min_host_shift_us: 5.0, min_relative_shift: 0.5 }
+    }
+}
+
+/// Why a configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Unreadable file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Invalid TOML or unknown key.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// One line from the TOML parser.
+        message: String,
+    },
+}
+
+impl Config {
+    /// Reads a TOML file over the defaults.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        Self::from_toml(&text)
+            .map_err(|message| ConfigError::Parse { path: path.display().to_string(), message })
+    }
+
+    /// Parses TOML text over the defaults.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.message().replace('\n', " "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_overrides_defaults_and_rejects_typos() {
+        let c =
+            Config::from_toml("[thresholds]\noccupancy_fail = 0.7\n[linkage]\nforbid = [\"roctracer\"]\n")
+                .unwrap();
+        assert_eq!(c.thresholds.occupancy_fail, 0.7);
+        assert_eq!(c.thresholds.occupancy_warn, 0.90);
+        assert_eq!(c.linkage.forbid, vec!["roctracer"]);
+        assert!(Config::from_toml("[thresholds]\noccupancy_fial = 0.7\n")
+            .unwrap_err()
+            .contains("unknown field"));
+    }
+}

@@ -1,0 +1,172 @@
+//! Interval arithmetic on integer nanoseconds: union, intersection, complement, histograms and
+//! percentiles. Every figure of the analysis goes through here; nothing else re-implements it.
+
+/// A half-open interval `[start, end)` in nanoseconds.
+pub type Span = (i64, i64);
+
+/// Sorts `spans` and merges those that overlap or touch. Empty spans are dropped: they cover
+/// nothing (a zero-length kernel still counts for the window, which the caller takes separately).
+pub fn union(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.retain(|(s, e)| e > s);
+    spans.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Total length of disjoint spans.
+pub fn total(spans: &[Span]) -> i64 {
+    spans.iter().map(|(s, e)| e - s).sum()
+}
+
+/// Intersection of two sorted lists of disjoint spans.
+pub fn intersect(a: &[Span], b: &[Span]) -> Vec<Span> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        let s = a[i].0.max(b[j].0);
+        let e = a[i].1.min(b[j].1);
+        if s < e {
+            out.push((s, e));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The parts of `windows` not covered by `busy` (both sorted and disjoint): the idle gaps.
+pub fn gaps(busy: &[Span], windows: &[Span]) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for &(ws, we) in windows {
+        let mut cursor = ws;
+        while j < busy.len() && busy[j].1 <= ws {
+            j += 1;
+        }
+        let mut k = j;
+        while k < busy.len() && busy[k].0 < we {
+            let (bs, be) = busy[k];
+            if bs > cursor {
+                out.push((cursor, bs.min(we)));
+            }
+            cursor = cursor.max(be);
+            k += 1;
+        }
+        if cursor < we {
+            out.push((cursor, we));
+        }
+    }
+    out
+}
+
+/// Bucket edges of the gap histogram, in µs: `[0,10) [10,50) [50,100) [100,500) [500,1000)
+/// [1000,10000) [10000,∞)`. Chosen around the 100 µs gap threshold and the 0.1–10 ms range where
+/// launch stalls show.
+pub const GAP_BUCKETS_US: [f64; 7] = [0.0, 10.0, 50.0, 100.0, 500.0, 1000.0, 10000.0];
+
+/// Counts lengths (ns) into buckets whose lower edges (µs) are `edges`; the last bucket is open.
+pub fn histogram(lengths_ns: impl IntoIterator<Item = i64>, edges_us: &[f64]) -> Vec<u64> {
+    let mut counts = vec![0u64; edges_us.len()];
+    for len in lengths_ns {
+        let us = len as f64 / 1000.0;
+        let idx = edges_us.iter().rposition(|&lo| us >= lo).unwrap_or(0);
+        counts[idx] += 1;
+    }
+    counts
+}
+
+/// The `p`-th percentile (0–100) of sorted values, interpolating linearly between closest ranks
+/// (numpy's default). `None` for no values.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    match sorted.len() {
+        0 => None,
+        1 => Some(sorted[0]),
+        n => {
+            let pos = (p / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
+            let lo = pos.floor() as usize;
+            let hi = pos.ceil() as usize;
+            let frac = pos - lo as f64;
+            Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+        }
+    }
+}
+
+/// The mean of values. `None` for no values.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlaps_and_touches() {
+        let u = union(vec![(5, 10), (0, 3), (2, 4), (10, 12), (20, 20), (15, 18)]);
+        assert_eq!(u, vec![(0, 4), (5, 12), (15, 18)]);
+        assert_eq!(total(&u), 4 + 7 + 3);
+    }
+
+    #[test]
+    fn overlapping_rocm_kernels_are_not_double_counted() {
+        // A kernel whose dur runs past the next one's start (TraceLens #669): sum = 20, union = 15.
+        let u = union(vec![(0, 10), (5, 15)]);
+        assert_eq!(total(&u), 15);
+    }
+
+    #[test]
+    fn gaps_are_the_complement_inside_windows() {
+        let busy = vec![(0, 4), (5, 12), (15, 18)];
+        assert_eq!(gaps(&busy, &[(0, 18)]), vec![(4, 5), (12, 15)]);
+        assert_eq!(gaps(&busy, &[(-2, 20)]), vec![(-2, 0), (4, 5), (12, 15), (18, 20)]);
+        assert_eq!(gaps(&busy, &[(1, 6), (11, 16)]), vec![(4, 5), (12, 15)]);
+        assert_eq!(gaps(&[], &[(0, 5)]), vec![(0, 5)]);
+    }
+
+    #[test]
+    fn intersect_clips() {
+        assert_eq!(intersect(&[(0, 10), (20, 30)], &[(5, 25)]), vec![(5, 10), (20, 25)]);
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        // numpy.percentile([1,2,3,4], [50, 99]) = [2.5, 3.97]
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), Some(2.5));
+        assert!((percentile(&v, 99.0).unwrap() - 3.97).abs() < 1e-12);
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn histogram_buckets() {
+        let h = histogram([5_000, 10_000, 99_999, 100_000, 150_000, 20_000_000], &GAP_BUCKETS_US);
+        assert_eq!(h, vec![1, 1, 1, 2, 0, 0, 1]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn busy_plus_idle_is_window(spans in proptest::collection::vec((0i64..1000, 0i64..100), 1..50)) {
+            let spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let lo = spans.iter().map(|s| s.0).min().unwrap();
+            let hi = spans.iter().map(|s| s.1).max().unwrap();
+            let u = union(spans.clone());
+            let g = gaps(&u, &[(lo, hi)]);
+            proptest::prop_assert_eq!(total(&u) + total(&g), hi - lo);
+            // Naive check: a point is busy iff some span covers it.
+            for t in lo..hi {
+                let covered = spans.iter().any(|&(s, e)| s <= t && t < e);
+                let in_union = u.iter().any(|&(s, e)| s <= t && t < e);
+                proptest::prop_assert_eq!(covered, in_union);
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! `launchguard.analysis/1`: the JSON shape of an analysis. A public interface: keys are added,
+//! never renamed, within a version.
+
+use serde::{Deserialize, Serialize};
+
+use crate::check::{Check, Verdict};
+
+/// Schema id of [`Analysis`].
+pub const SCHEMA: &str = "launchguard.analysis/1";
+
+/// The analysis of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The file and how much of it was usable.
+    pub source: Source,
+    /// Facts from the trace's header.
+    pub trace: TraceInfo,
+    /// The `--within` pattern, when activity was restricted to matching annotation spans.
+    pub within: Option<String>,
+    /// Per-device figures, in device order.
+    pub devices: Vec<Device>,
+    /// Graph-launch call durations.
+    pub graph_launches: GraphLaunches,
+    /// Per-replay figures, one per graph launch, in launch order.
+    pub replays: Vec<Replay>,
+    /// Summary of the replays.
+    pub replay_summary: ReplaySummary,
+    /// The checks and their outcomes.
+    pub checks: Vec<Check>,
+    /// Worst status of the checks.
+    pub verdict: Verdict,
+    /// Things the reader should know (truncation, lost events).
+    pub warnings: Vec<String>,
+}
+
+/// The input file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Path as given.
+    pub path: String,
+    /// Size on disk.
+    pub bytes: u64,
+    /// Gzip-compressed.
+    pub gzip: bool,
+    /// Events read.
+    pub events: u64,
+    /// Events skipped (no usable `ts`, bad `dur`, not an object).
+    pub skipped_events: u64,
+    /// Skips by reason.
+    pub skipped: Skipped,
+    /// The file ended early; the complete events before that point were analyzed.
+    pub truncated: bool,
+    /// Why it ended early.
+    pub truncation: Option<String>,
+}
+
+/// Skipped events by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Skipped {
+    /// No usable `ts`.
+    pub missing_ts: u64,
+    /// Complete events with a missing, negative or unreadable `dur`.
+    pub bad_dur: u64,
+    /// Array elements that are not objects.
+    pub not_an_object: u64,
+}
+
+/// Header facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TraceInfo {
+    /// Profiler backend named by the header (`cupti`, `roctracer`, `rocprofiler-sdk`).
+    pub profiler: Option<String>,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u64>,
+    /// `baseTimeNanoseconds`: add `ts × 1000` for absolute nanoseconds.
+    pub base_time_ns: Option<i64>,
+}
+
+/// Figures of one device (or, inside it, one stream).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    /// Device label (`args.device`, else `pid`), always a string.
+    pub device: String,
+    /// Name from `deviceProperties`, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
+    /// Occupancy and gaps of the device as a whole.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// The same per stream.
+    pub streams: Vec<Stream>,
+}
+
+/// Figures of one stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stream {
+    /// Stream label (`args.stream`, else `tid`).
+    pub stream: String,
+    /// Its figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// Occupancy and gaps over a window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// GPU activities counted.
+    pub activities: u64,
+    /// Start of the window, trace µs.
+    pub window_start_us: f64,
+    /// Length of the window: first activity start to last activity end (with `--within`, the
+    /// total length of the matching spans).
+    pub window_us: f64,
+    /// Length of the union of activity intervals inside the window.
+    pub busy_us: f64,
+    /// window − busy.
+    pub idle_us: f64,
+    /// busy / window (0 for an empty window).
+    pub occupancy: f64,
+    /// The idle intervals inside the window.
+    pub gaps: Gaps,
+}
+
+/// Idle intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gaps {
+    /// Gaps longer than this count.
+    pub threshold_us: f64,
+    /// Gaps longer than the threshold.
+    pub over_threshold: u64,
+    /// All gaps.
+    pub count: u64,
+    /// Longest gap (0 when none).
+    pub max_us: f64,
+    /// Counts by length.
+    pub histogram: Vec<Bucket>,
+}
+
+/// One histogram bucket: `[lo_us, hi_us)`; `hi_us` null for the open last bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Lower edge, µs.
+    pub lo_us: f64,
+    /// Upper edge, µs.
+    pub hi_us: Option<f64>,
+    /// Count.
+    pub count: u64,
+}
+
+/// Durations of the graph-launch calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphLaunches {
+    /// Calls found.
+    pub count: u64,
+    /// API names seen (`cudaGraphLaunch`, `hipGraphLaunch`, …).
+    pub apis: Vec<String>,
+    /// Mean duration.
+    pub mean_us: Option<f64>,
+    /// Median.
+    pub p50_us: Option<f64>,
+    /// 99th percentile (linear interpolation).
+    pub p99_us: Option<f64>,
+    /// Longest.
+    pub max_us: Option<f64>,
+    /// Kernels sharing each launch's correlation id.
+    pub kernels_per_launch: MinMax,
+}
+
+/// A range of counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct MinMax {
+    /// Smallest.
+    pub min: Option<u64>,
+    /// Largest.
+    pub max: Option<u64>,
+}
+
+/// One graph replay, joined to its GPU work through the correlation id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replay {
+    /// Position among the launches, from 0.
+    pub index: u64,
+    /// Correlation id shared by the launch and its kernels.
+    pub correlation: Option<u64>,
+    /// Device of its first GPU activity.
+    pub device: Option<String>,
+    /// Launch call start, trace µs.
+    pub launch_start_us: f64,
+    /// Launch call duration.
+    pub launch_us: f64,
+    /// GPU activities it started.
+    pub kernels: u64,
+    /// Launch call start to first activity start.
+    pub launch_to_first_kernel_us: Option<f64>,
+    /// First activity start to last activity end.
+    pub gpu_span_us: Option<f64>,
+    /// Idle time of the device just before the first activity (0 when the device was busy).
+    pub idle_before_us: Option<f64>,
+}
+
+/// Summary over the replays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReplaySummary {
+    /// Replays (graph launches).
+    pub count: u64,
+    /// Most common kernel count.
+    pub kernels_mode: Option<u64>,
+    /// Replays whose kernel count differs from the most common one.
+    pub inconsistent: u64,
+    /// Replays whose launch started no GPU activity in the trace.
+    pub without_kernels: u64,
+    /// Median launch-to-first-kernel latency.
+    pub latency_p50_us: Option<f64>,
+    /// Median GPU span.
+    pub gpu_span_p50_us: Option<f64>,
+    /// Median idle time before a replay.
+    pub idle_before_p50_us: Option<f64>,
+}

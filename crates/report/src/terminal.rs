@@ -1,0 +1,214 @@
+//! The readable report printed by default.
+
+use std::fmt::Write as _;
+
+use launchguard_analysis::model::{Analysis, Figures};
+use launchguard_analysis::{Check, Status};
+
+use crate::{Export, View};
+
+/// Plain-text report for a terminal (no colour codes: CI logs stay clean).
+pub struct Terminal;
+
+impl Export for Terminal {
+    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
+        let mut out = String::new();
+        if let Some(a) = view.analysis {
+            analysis_section(&mut out, a);
+        }
+        if !view.phases.is_empty() {
+            phases_section(&mut out, view);
+        }
+        checks_section(&mut out, view.checks);
+        if let Some(a) = view.analysis {
+            for w in &a.warnings {
+                let _ = writeln!(out, "warning: {w}");
+            }
+        }
+        let _ = write!(out, "verdict: {}", view.verdict.as_str().to_uppercase());
+        if let Some(r) = view.reason {
+            let _ = write!(out, " ({r})");
+        }
+        out.push('\n');
+        Ok(out.into_bytes())
+    }
+}
+
+/// A byte count for people.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// A duration given in µs, in the unit that reads best.
+pub fn human_us(us: f64) -> String {
+    if us.abs() >= 1_000_000.0 {
+        format!("{:.2} s", us / 1_000_000.0)
+    } else if us.abs() >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn opt_us(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), human_us)
+}
+
+fn analysis_section(out: &mut String, a: &Analysis) {
+    let s = &a.source;
+    let _ = writeln!(
+        out,
+        "trace  {}  ({}{}, {} events{}{})",
+        s.path,
+        human_bytes(s.bytes),
+        if s.gzip { " gzip" } else { "" },
+        s.events,
+        a.trace.profiler.as_ref().map_or(String::new(), |p| format!(", {p}")),
+        match (a.trace.rank, a.trace.world_size) {
+            (Some(r), Some(w)) => format!(", rank {r} of {w}"),
+            _ => String::new(),
+        }
+    );
+    if let Some(w) = &a.within {
+        let _ = writeln!(out, "within annotation spans matching '{w}'");
+    }
+    out.push('\n');
+    for d in &a.devices {
+        let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({n})"));
+        let _ = writeln!(out, "GPU {}{name}", d.device);
+        figures_lines(out, &d.figures, "  ");
+        if d.streams.len() > 1 {
+            for st in &d.streams {
+                let f = &st.figures;
+                let _ = writeln!(
+                    out,
+                    "  stream {:<6} {:>7} activities  busy {:>10} of {:>10}  occupancy {:5.1}%  gaps > {} µs: {}",
+                    st.stream,
+                    f.activities,
+                    human_us(f.busy_us),
+                    human_us(f.window_us),
+                    f.occupancy * 100.0,
+                    f.gaps.threshold_us,
+                    f.gaps.over_threshold
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let g = &a.graph_launches;
+    if g.count > 0 {
+        let _ = writeln!(
+            out,
+            "graph launches  {} × {}  mean {}  p50 {}  p99 {}  max {}",
+            g.count,
+            g.apis.join("/"),
+            opt_us(g.mean_us),
+            opt_us(g.p50_us),
+            opt_us(g.p99_us),
+            opt_us(g.max_us)
+        );
+        let r = &a.replay_summary;
+        let kernels = match (g.kernels_per_launch.min, g.kernels_per_launch.max) {
+            (Some(lo), Some(hi)) if lo == hi => format!("{lo} GPU activities each"),
+            (Some(lo), Some(hi)) => {
+                format!("{lo}–{hi} GPU activities (usually {})", r.kernels_mode.unwrap_or(0))
+            }
+            _ => "no GPU activities".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "replays         {kernels}; launch→first kernel p50 {}; GPU span p50 {}; idle before p50 {}",
+            opt_us(r.latency_p50_us),
+            opt_us(r.gpu_span_p50_us),
+            opt_us(r.idle_before_p50_us)
+        );
+    } else {
+        let _ = writeln!(out, "graph launches  none");
+    }
+    out.push('\n');
+}
+
+fn figures_lines(out: &mut String, f: &Figures, indent: &str) {
+    let _ = writeln!(
+        out,
+        "{indent}occupancy {:.1}%   busy {} of a {} window   {} activities",
+        f.occupancy * 100.0,
+        human_us(f.busy_us),
+        human_us(f.window_us),
+        f.activities
+    );
+    let _ = writeln!(
+        out,
+        "{indent}gaps      {} over {} µs, {} in all, longest {}",
+        f.gaps.over_threshold,
+        f.gaps.threshold_us,
+        f.gaps.count,
+        human_us(f.gaps.max_us)
+    );
+    let hist: Vec<String> = f
+        .gaps
+        .histogram
+        .iter()
+        .filter(|b| b.count > 0)
+        .map(|b| match b.hi_us {
+            Some(hi) => format!("{}–{} µs: {}", b.lo_us, hi, b.count),
+            None => format!("≥{} µs: {}", b.lo_us, b.count),
+        })
+        .collect();
+    if !hist.is_empty() {
+        let _ = writeln!(out, "{indent}          {}", hist.join("  "));
+    }
+}
+
+fn phases_section(out: &mut String, view: &View<'_>) {
+    let _ = writeln!(
+        out,
+        "{:<10} {:>10} {:>10} {:>10} {:>14}",
+        "phase", "host p50", "host p99", "replays", "GPU per replay"
+    );
+    for p in view.phases {
+        let mut v = p.host_us.to_vec();
+        v.sort_by(f64::total_cmp);
+        let pct = |q| launchguard_analysis::intervals::percentile(&v, q);
+        let _ = writeln!(
+            out,
+            "{:<10} {:>10} {:>10} {:>10} {:>14}",
+            p.label,
+            opt_us(pct(50.0)),
+            opt_us(pct(99.0)),
+            v.len(),
+            opt_us(p.gpu_us_per_replay)
+        );
+    }
+    out.push('\n');
+}
+
+fn checks_section(out: &mut String, checks: &[Check]) {
+    let _ = writeln!(out, "checks");
+    for c in checks {
+        let tag = match c.status {
+            Status::Pass => "pass",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+            Status::Skip => "skip",
+        };
+        let _ = writeln!(out, "  {tag}  {:<20} {}", c.id, c.message);
+        if let Some(h) = &c.hint {
+            if c.status >= Status::Warn {
+                let _ = writeln!(out, "        {:<20} hint: {h}", "");
+            }
+        }
+    }
+    out.push('\n');
+}

@@ -1,0 +1,118 @@
+//! Reads Kineto / Chrome traces exported by `torch.profiler` (CUDA and ROCm) into a compact
+//! [`Timeline`]: GPU activities, graph launches and `record_function` spans, with times as exact
+//! integer nanoseconds.
+//!
+//! - Plain or gzip input, told apart by magic bytes; multi-member gzip; gzip bombs refused.
+//! - An object with `traceEvents` (other keys before or after it) or a bare array of events.
+//! - Streaming: no DOM of the file is ever built; only the records the analysis needs are kept.
+//! - A truncated file (a crashed process) yields the complete events read, marked truncated.
+//!
+//! ```no_run
+//! let trace = launchguard_trace::read(std::path::Path::new("trace.json.gz")).unwrap();
+//! println!("{} GPU activities", trace.timeline.activities.len());
+//! ```
+
+pub mod error;
+pub mod event;
+pub mod input;
+mod simple;
+pub mod time;
+pub mod timeline;
+
+use std::io::BufReader;
+use std::path::Path;
+
+pub use error::TraceError;
+pub use input::SourceInfo;
+pub use timeline::*;
+
+/// A trace read from a file.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    /// The records.
+    pub timeline: Timeline,
+    /// The file.
+    pub source: SourceInfo,
+    /// Why the file ended early, when it did; the events before that point were kept.
+    pub truncated: Option<String>,
+}
+
+/// Which parser reads the events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parser {
+    /// serde_json, event by event: the reference.
+    #[default]
+    Simple,
+}
+
+/// Reads a trace with the default parser.
+pub fn read(path: &Path) -> Result<Trace, TraceError> {
+    read_with(path, Parser::default())
+}
+
+/// Reads a trace with a chosen parser.
+pub fn read_with(path: &Path, parser: Parser) -> Result<Trace, TraceError> {
+    let (input, source) = input::open(path)?;
+    let mut builder = event::TimelineBuilder::new();
+    let result = match (parser, input) {
+        (Parser::Simple, input::Input::Plain(map)) => {
+            let mut de = serde_json::Deserializer::from_slice(&map);
+            simple::parse(&mut de, &mut builder)
+        }
+        (Parser::Simple, input::Input::Gzip(reader)) => {
+            let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
+            simple::parse(&mut de, &mut builder)
+        }
+    };
+    finish(builder, source, result)
+}
+
+fn finish(
+    builder: event::TimelineBuilder,
+    source: SourceInfo,
+    result: Result<bool, serde_json::Error>,
+) -> Result<Trace, TraceError> {
+    let path = source.path.clone();
+    let truncated = match result {
+        Ok(true) => None,
+        Ok(false) => {
+            return Err(TraceError::NotATrace { path, detail: "a JSON object without traceEvents".into() })
+        }
+        Err(e) if builder.events() == 0 => return Err(classify_fatal(path, &source, e)),
+        Err(e) => Some(describe_stop(&e)),
+    };
+    let timeline = builder.finish();
+    if timeline.events == 0 {
+        return Err(TraceError::NoEvents(path));
+    }
+    Ok(Trace { timeline, source, truncated })
+}
+
+fn describe_stop(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => format!("the file ends in the middle of the JSON ({e})"),
+        Category::Io => format!("reading stopped: {e}"),
+        Category::Syntax | Category::Data => {
+            format!("invalid JSON after the last complete event ({e})")
+        }
+    }
+}
+
+fn classify_fatal(path: std::path::PathBuf, source: &SourceInfo, e: serde_json::Error) -> TraceError {
+    use serde_json::error::Category;
+    let detail = e.to_string();
+    match e.classify() {
+        Category::Io if source.gzip => TraceError::Gzip { path, detail },
+        Category::Data => TraceError::NotATrace { path, detail: shape_detail(&detail) },
+        _ => TraceError::NotJson { path, detail },
+    }
+}
+
+fn shape_detail(detail: &str) -> String {
+    if detail.starts_with("invalid type") {
+        format!("expected an object with traceEvents or an array of events; {detail}")
+    } else {
+        detail.to_string()
+    }
+}

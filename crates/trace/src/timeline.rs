@@ -1,0 +1,174 @@
+//! The compact records the analysis needs, and nothing else.
+
+use std::collections::HashMap;
+
+/// Interned strings: kernel and annotation names, device and stream labels.
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    names: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Interner {
+    /// Returns the id of `s`, adding it when new.
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.into());
+        self.index.insert(s.into(), id);
+        id
+    }
+
+    /// The string behind an id.
+    pub fn get(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The id of `s` if it was interned.
+    pub fn lookup(&self, s: &str) -> Option<u32> {
+        self.index.get(s).copied()
+    }
+
+    /// Number of distinct strings.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether nothing was interned.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// What kind of GPU activity a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActivityKind {
+    /// A kernel (`cat` = `kernel`).
+    Kernel,
+    /// A copy (`gpu_memcpy`, older `Memcpy`).
+    Memcpy,
+    /// A fill (`gpu_memset`, older `Memset`).
+    Memset,
+}
+
+/// One GPU activity: a complete event whose category is a kernel, copy or fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuActivity {
+    /// Device label id (`args.device`, else `pid`) in [`Timeline::strings`].
+    pub device: u32,
+    /// Stream label id (`args.stream`, else `tid`) in [`Timeline::strings`].
+    pub stream: u32,
+    /// Kernel or copy name id in [`Timeline::strings`].
+    pub name: u32,
+    /// Start, absolute trace nanoseconds.
+    pub start: i64,
+    /// End (start + dur), nanoseconds.
+    pub end: i64,
+    /// The runtime call that started it (`args.correlation`).
+    pub correlation: Option<u64>,
+    /// Kernel, copy or fill.
+    pub kind: ActivityKind,
+}
+
+/// The graph-launch API a runtime call belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GraphApi {
+    /// `cudaGraphLaunch` (runtime API).
+    CudaRuntime,
+    /// `cuGraphLaunch` (driver API).
+    CudaDriver,
+    /// `hipGraphLaunch`.
+    Hip,
+}
+
+/// One graph-launch call on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphLaunch {
+    /// Which vendor's call.
+    pub api: GraphApi,
+    /// Host thread id in [`Timeline::strings`].
+    pub thread: u32,
+    /// Start, nanoseconds.
+    pub start: i64,
+    /// End, nanoseconds.
+    pub end: i64,
+    /// Shared with every kernel the launch started.
+    pub correlation: Option<u64>,
+}
+
+/// A `record_function` span: `user_annotation` on the host, `gpu_user_annotation` on a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotation {
+    /// Name id in [`Timeline::strings`].
+    pub name: u32,
+    /// Device label id for GPU spans; `None` for host spans.
+    pub device: Option<u32>,
+    /// Start, nanoseconds.
+    pub start: i64,
+    /// End, nanoseconds.
+    pub end: i64,
+}
+
+/// `distributedInfo` of a multi-rank trace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DistributedInfo {
+    /// This trace's rank.
+    pub rank: Option<u64>,
+    /// Number of ranks.
+    pub world_size: Option<u64>,
+    /// Collective backend (`nccl`, `gloo`).
+    pub backend: Option<String>,
+}
+
+/// Trace-level facts from the keys around `traceEvents`.
+#[derive(Debug, Clone, Default)]
+pub struct TraceMeta {
+    /// `baseTimeNanoseconds`, kept for display (absolute ns = base + ts).
+    pub base_time_ns: Option<i64>,
+    /// `distributedInfo`, when the trace has one.
+    pub distributed: Option<DistributedInfo>,
+    /// `deviceProperties[].name` by id.
+    pub device_names: Vec<(String, String)>,
+    /// Which profiler backend wrote it, from its version keys (`cupti_version`,
+    /// `roctracer_version`, `rocprofiler-sdk_version`).
+    pub profiler: Option<String>,
+}
+
+/// Why events were skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkipCounts {
+    /// No `ts`, or a `ts` that is not a number.
+    pub missing_ts: u64,
+    /// A complete event with a missing, negative or unreadable `dur`.
+    pub bad_dur: u64,
+    /// Array elements that are not objects.
+    pub not_an_object: u64,
+}
+
+impl SkipCounts {
+    /// All skipped events.
+    pub fn total(&self) -> u64 {
+        self.missing_ts + self.bad_dur + self.not_an_object
+    }
+}
+
+/// Everything the analysis reads from a trace.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// GPU activities in file order.
+    pub activities: Vec<GpuActivity>,
+    /// Graph launches in file order.
+    pub launches: Vec<GraphLaunch>,
+    /// `record_function` spans in file order.
+    pub annotations: Vec<Annotation>,
+    /// Names and labels behind the ids in the records.
+    pub strings: Interner,
+    /// Header and footer facts.
+    pub meta: TraceMeta,
+    /// Elements of the events array that were read.
+    pub events: u64,
+    /// Events skipped, by reason.
+    pub skipped: SkipCounts,
+}
