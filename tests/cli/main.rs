@@ -1,0 +1,6 @@
+//! The one integration-test binary: drives the `launchguard` CLI on real traces.
+//! One module per subcommand; shared helpers in `util`.
+
+mod util;
+
+mod analyze;
