@@ -110,9 +110,11 @@ pub fn analyze_timeline(t: &Timeline, source: Source, opts: &Options, mut warnin
 }
 
 /// Matching spans per device label id; `None` key = host spans, which apply to every device.
-type Windows = HashMap<Option<u32>, Vec<Span>>;
+pub type Windows = HashMap<Option<u32>, Vec<Span>>;
 
-fn within_windows(t: &Timeline, re: &Regex) -> Windows {
+/// The `--within` spans: annotation spans whose name matches, merged per device (public so that
+/// renderers draw exactly the windows the analysis measured).
+pub fn within_windows(t: &Timeline, re: &Regex) -> Windows {
     let mut by_device: HashMap<Option<u32>, Vec<Span>> = HashMap::new();
     let matching: HashMap<u32, bool> = t
         .annotations
@@ -132,7 +134,7 @@ fn within_windows(t: &Timeline, re: &Regex) -> Windows {
 
 /// The spans that bound a device's activity under `--within`: its GPU spans where it has any,
 /// else the host spans (same clock in Kineto traces).
-fn device_windows<'w>(windows: &'w Windows, device: u32) -> &'w [Span] {
+pub fn device_windows<'w>(windows: &'w Windows, device: u32) -> &'w [Span] {
     windows.get(&Some(device)).or_else(|| windows.get(&None)).map_or(&[], Vec::as_slice)
 }
 
