@@ -1,10 +1,267 @@
-//! `launchguard analyze` on real traces.
+//! `launchguard analyze` on real traces, checked against the independent oracle.
 
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::oracle::{self, Expected, Figures, Opts};
 use crate::util::*;
+
+/// Longest gap, launch statistics and other single durations: 2 ns.
+const US_TOL: f64 = 0.002;
+/// Occupancy.
+const OCC_TOL: f64 = 1e-5;
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+/// Collects every disagreement between the program's figures and the oracle's for one group.
+fn compare_figures(what: &str, got: &Value, want: &Figures, threshold: f64, bad: &mut Vec<String>) {
+    let mut check = |ok: bool, msg: String| {
+        if !ok {
+            bad.push(format!("{what}: {msg}"));
+        }
+    };
+    let window = f(&got["window_us"]);
+    let busy = f(&got["busy_us"]);
+    let idle = f(&got["idle_us"]);
+    let occ = f(&got["occupancy"]);
+    let gaps = &got["gaps"];
+    check(
+        got["activities"] == want.activities,
+        format!("activities {} vs {}", got["activities"], want.activities),
+    );
+    check(close(window, want.window_us, US_TOL), format!("window {window} vs {}", want.window_us));
+    check(close(occ, want.occupancy, OCC_TOL), format!("occupancy {occ} vs {}", want.occupancy));
+    check(
+        close(busy, want.busy_us, OCC_TOL * want.window_us.max(1.0)),
+        format!("busy {busy} vs {}", want.busy_us),
+    );
+    check(gaps["threshold_us"] == threshold, format!("threshold {}", gaps["threshold_us"]));
+    check(
+        gaps["over_threshold"] == want.over_threshold,
+        format!("gaps over threshold {} vs {}", gaps["over_threshold"], want.over_threshold),
+    );
+    check(gaps["count"] == want.gaps.len(), format!("gap count {} vs {}", gaps["count"], want.gaps.len()));
+    check(
+        close(f(&gaps["max_us"]), want.max_gap_us, US_TOL),
+        format!("longest gap {} vs {}", gaps["max_us"], want.max_gap_us),
+    );
+    // The histogram: buckets [lo, hi) over the oracle's gaps.
+    let buckets = gaps["histogram"].as_array().expect("histogram");
+    let mut total = 0;
+    for b in buckets {
+        let lo = f(&b["lo_us"]);
+        let hi = b["hi_us"].as_f64().unwrap_or(f64::INFINITY);
+        let n = want.gaps.iter().filter(|g| **g >= lo && **g < hi).count();
+        total += b["count"].as_u64().unwrap();
+        check(b["count"] == n, format!("histogram [{lo}, {hi}) {} vs {n}", b["count"]));
+    }
+    check(total == want.gaps.len() as u64, format!("histogram holds {total} gaps of {}", want.gaps.len()));
+    // Invariants.
+    check((0.0..=1.0).contains(&occ), format!("occupancy {occ} outside [0, 1]"));
+    check(busy <= window + 1e-9, format!("busy {busy} > window {window}"));
+    check(close(busy + idle, window, 1e-6), format!("busy {busy} + idle {idle} != window {window}"));
+    check(
+        close(occ, if window > 0.0 { busy / window } else { 0.0 }, 1e-12),
+        "occupancy != busy / window".into(),
+    );
+}
+
+/// Compares a whole `analyze --format json` document with the oracle; returns the disagreements.
+fn compare(got: &Value, want: &Expected, threshold: f64) -> Vec<String> {
+    let mut bad = Vec::new();
+    let source = &got["source"];
+    if source["events"] != want.events {
+        bad.push(format!("events {} vs {}", source["events"], want.events));
+    }
+    if source["skipped_events"] != want.skipped {
+        bad.push(format!("skipped {} vs {}", source["skipped_events"], want.skipped));
+    }
+    let devices = got["devices"].as_array().expect("devices");
+    let labels: Vec<&str> =
+        devices.iter().map(|d| d["device"].as_str().expect("device is a string")).collect();
+    let want_labels: Vec<&str> = want.devices.keys().map(String::as_str).collect();
+    let mut sorted = labels.clone();
+    sorted.sort();
+    if sorted != want_labels {
+        bad.push(format!("devices {labels:?} vs {want_labels:?}"));
+    }
+    for dev in devices {
+        let label = dev["device"].as_str().unwrap();
+        let Some(w) = want.devices.get(label) else { continue };
+        compare_figures(&format!("device {label}"), dev, w, threshold, &mut bad);
+        let streams = dev["streams"].as_array().expect("streams");
+        let want_streams: Vec<_> = want.streams.keys().filter(|k| k.0 == label).collect();
+        if streams.len() != want_streams.len() {
+            bad.push(format!("device {label}: {} streams vs {}", streams.len(), want_streams.len()));
+        }
+        for s in streams {
+            let key = (label.to_string(), s["stream"].as_str().expect("stream is a string").to_string());
+            match want.streams.get(&key) {
+                Some(w) => {
+                    compare_figures(&format!("device {} stream {}", key.0, key.1), s, w, threshold, &mut bad)
+                }
+                None => bad.push(format!("unexpected stream {key:?}")),
+            }
+        }
+    }
+
+    let gl = &got["graph_launches"];
+    let wl = &want.launches;
+    if gl["count"] != wl.count {
+        bad.push(format!("graph launches {} vs {}", gl["count"], wl.count));
+    }
+    for (key, w) in
+        [("mean_us", wl.mean_us), ("p50_us", wl.p50_us), ("p99_us", wl.p99_us), ("max_us", wl.max_us)]
+    {
+        let ok = match (gl[key].as_f64(), w) {
+            (Some(a), Some(b)) => close(a, b, US_TOL),
+            (None, None) => gl[key].is_null(),
+            _ => false,
+        };
+        if !ok {
+            bad.push(format!("graph launch {key} {} vs {w:?}", gl[key]));
+        }
+    }
+    let counts: Vec<u64> = wl.kernels.iter().map(|k| k.1).collect();
+    let (min, max) = (counts.iter().min(), counts.iter().max());
+    let kpl = &gl["kernels_per_launch"];
+    if kpl["min"].as_u64().as_ref() != min || kpl["max"].as_u64().as_ref() != max {
+        bad.push(format!("kernels per launch {kpl} vs {min:?}..{max:?}"));
+    }
+
+    let replays = got["replays"].as_array().expect("replays");
+    if replays.len() as u64 != wl.count {
+        bad.push(format!("{} replays for {} launches", replays.len(), wl.count));
+    }
+    for w in &want.replays {
+        let Some(r) = replays.iter().find(|r| r["correlation"] == w.correlation) else {
+            bad.push(format!("no replay with correlation {}", w.correlation));
+            continue;
+        };
+        let opt_close = |v: &Value, w: Option<f64>| match (v.as_f64(), w) {
+            (Some(a), Some(b)) => close(a, b, US_TOL),
+            (None, None) => true,
+            _ => false,
+        };
+        if r["kernels"] != w.kernels
+            || !opt_close(&r["launch_to_first_kernel_us"], w.launch_to_first_kernel_us)
+            || !opt_close(&r["gpu_span_us"], w.gpu_span_us)
+            || !opt_close(&r["idle_before_us"], w.idle_before_us)
+        {
+            bad.push(format!("replay {r} vs {w:?}"));
+        }
+    }
+    bad
+}
+
+/// Runs the program and the oracle on one trace file and asserts that they agree.
+fn agree(path: &Path, extra: &[&str], opts: &Opts) -> (i32, Value, Expected) {
+    let (code, got) = analyze_json(path, extra);
+    let want = oracle::compute(&oracle::load(path), opts);
+    let bad = compare(&got, &want, opts.gap_threshold_us);
+    assert!(
+        bad.is_empty(),
+        "{}: {} disagreements with the oracle:\n{}",
+        path.display(),
+        bad.len(),
+        bad.join("\n")
+    );
+    (code, got, want)
+}
+
+fn status<'a>(v: &'a Value, id: &str) -> &'a str {
+    v["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"))
+        ["status"]
+        .as_str()
+        .unwrap()
+}
+
+fn shared_trace(rel: &str) -> Option<PathBuf> {
+    shared_dir().map(|d| d.join("traces").join(rel))
+}
+
+#[test]
+fn every_shared_trace_agrees_with_the_oracle() {
+    let traces = shared_traces();
+    for path in &traces {
+        let (code, got, want) = agree(path, &[], &Opts::default());
+        // Exit code follows the verdict.
+        let verdict = got["verdict"].as_str().unwrap();
+        assert_eq!(
+            code,
+            if verdict == "fail" { 1 } else { 0 },
+            "{}: exit {code} for {verdict}",
+            path.display()
+        );
+        assert_eq!(got["schema"], "launchguard.analysis/1");
+        assert_eq!(got["source"]["truncated"], false, "{}", path.display());
+        assert_eq!(got["source"]["gzip"], true);
+        // Every check carries its value, limit and a one-line reason.
+        for c in got["checks"].as_array().unwrap() {
+            let msg = c["message"].as_str().unwrap();
+            assert!(!msg.is_empty() && !msg.contains('\n'), "{}: {c}", path.display());
+            assert!(c.get("value").is_some() && c.get("limit").is_some(), "{c}");
+        }
+        if want.devices.is_empty() {
+            assert_eq!(status(&got, "gpu_activity"), "fail", "{}", path.display());
+        }
+        eprintln!(
+            "{}: {} devices, occupancy {:?}, {} launches",
+            path.display(),
+            want.devices.len(),
+            want.devices.values().map(|d| d.occupancy).collect::<Vec<_>>(),
+            want.launches.count
+        );
+    }
+}
+
+#[test]
+fn h200_verdicts() {
+    for path in shared_traces() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("healthy_") {
+            let (code, v, _) = agree(&path, &[], &Opts::default());
+            assert_ne!(v["verdict"], "fail", "{name}");
+            assert_eq!(code, 0, "{name}");
+        } else if name.starts_with("delay270_") {
+            let (code, v, want) = agree(&path, &[], &Opts::default());
+            assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")), "{name}");
+            assert_eq!(status(&v, "occupancy"), "fail", "{name}");
+            if name.starts_with("delay270_clean") {
+                // The oracle's figure, and the one the ground truth measured (0.706).
+                assert!(
+                    (want.devices["0"].occupancy - 0.7059).abs() < 5e-5,
+                    "{}",
+                    want.devices["0"].occupancy
+                );
+                assert!((f(&v["devices"][0]["occupancy"]) - 0.7059).abs() < 5e-5);
+            }
+        }
+    }
+}
 
 #[test]
 fn bundled_example_fails_on_occupancy() {
-    let (code, v) = analyze_json(&repo_root().join("examples/delay270_clean.json.gz"), &[]);
+    let (code, v, _) = agree(&repo_root().join("examples/delay270_clean.json.gz"), &[], &Opts::default());
     assert_eq!(code, 1);
     assert_eq!(v["verdict"], "fail");
+}
+
+#[test]
+fn cpu_only_trace_fails_on_missing_gpu_activity() {
+    let Some(path) = shared_trace("public/cuda/cpu_only_rank34.json.gz") else { return };
+    let (code, v) = analyze_json(&path, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "fail");
+    assert_eq!(status(&v, "gpu_activity"), "fail");
+    // Not "0% occupancy": there is nothing to measure.
+    assert_eq!(status(&v, "occupancy"), "skip");
+    assert_eq!(v["devices"].as_array().unwrap().len(), 0);
 }
