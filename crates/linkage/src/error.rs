@@ -1,0 +1,71 @@
+//! The one error type: an inspection that leaves nothing usable (the CLI exits 2 on it).
+
+use std::io;
+
+/// Why nothing usable could be inspected. `Display` is one line naming the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkageError {
+    /// The target does not exist.
+    #[error("{path}: no such file or directory")]
+    NotFound {
+        /// The path as given (inside the inspected system).
+        path: String,
+    },
+    /// The target exists but cannot be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The operating system's reason.
+        #[source]
+        source: io::Error,
+    },
+    /// The target is not an ELF file at all.
+    #[error("{path}: not an ELF file")]
+    NotElf {
+        /// The path as given.
+        path: String,
+    },
+    /// The target is an ELF file the loader would reject (truncated, malformed, not loadable).
+    #[error("{path}: {reason}")]
+    BadElf {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `--root` is not a directory.
+    #[error("--root {path}: not a directory")]
+    BadRoot {
+        /// The path as given.
+        path: String,
+    },
+    /// The Python interpreter could not be asked where torch is.
+    #[error("cannot ask {python} where torch is: {reason}")]
+    Python {
+        /// The interpreter.
+        python: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// There is no torch package to inspect.
+    #[error("{place} has no torch package")]
+    NoTorch {
+        /// The interpreter asked, or the image searched.
+        place: String,
+    },
+    /// A torch directory without any of the libraries inspected.
+    #[error("{dir}: no libtorch_cpu.so, libtorch_cuda.so or libtorch_hip.so (not a torch installation?)")]
+    NoTorchLibraries {
+        /// The torch package directory.
+        dir: String,
+    },
+    /// A `linkage.forbid` entry that names no backend.
+    #[error("linkage.forbid entry {entry:?}: {reason}")]
+    BadForbid {
+        /// The entry as written.
+        entry: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}

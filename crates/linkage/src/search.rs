@@ -1,0 +1,457 @@
+//! glibc's library search order (`_dl_map_object` in elf/dl-load.c), for one DT_NEEDED name:
+//!
+//! 1. a name containing `/` is a path (after `$ORIGIN`-style expansion), opened as is;
+//! 2. only when the requesting object has no RUNPATH: the RPATH of the requester, then of the
+//!    object that loaded it, and so on up to the main object (RPATH is inherited; an object
+//!    with a RUNPATH has its RPATH ignored altogether);
+//! 3. `LD_LIBRARY_PATH` (`:` or `;` separated, DSTs expanded for the main object);
+//! 4. the requester's own RUNPATH (never inherited);
+//! 5. `/etc/ld.so.cache`, then the system directories — both skipped, except cache entries
+//!    outside the system directories, when the requester has `DF_1_NODEFLIB`.
+//!
+//! A candidate of another class or machine is skipped silently; one that exists but is not a
+//! valid ELF file stops the loader ("invalid ELF header"), so it stops the search here too.
+
+use std::cell::OnceCell;
+use std::io;
+use std::path::PathBuf;
+
+use object::elf;
+
+use crate::elf::{Arch, ElfError, ElfInfo};
+use crate::ldcache::LdCache;
+use crate::ldconf;
+use crate::rootfs::RootFs;
+
+/// The per-architecture facts glibc compiles in, which the inspected system does not record.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Class, byte order and machine every dependency must match.
+    pub arch: Arch,
+    /// The system directories, each with its trailing `/`, in search order.
+    pub system_dirs: Vec<String>,
+    /// The expansion of `$LIB`.
+    pub lib: String,
+    /// The expansion of `$PLATFORM` (the kernel's AT_PLATFORM); `None` drops such elements.
+    pub platform: Option<String>,
+    /// The ld.so.cache flags this architecture's loader accepts; `None`: any ELF entry.
+    pub cache_flags: Option<i32>,
+    /// Where this architecture's dynamic loader lives when the main object names none.
+    pub default_interpreter: Option<&'static str>,
+}
+
+struct ArchFacts {
+    triplet: &'static str,
+    platform: Option<&'static str>,
+    cache_flags: i32,
+    interpreter: &'static str,
+}
+
+fn facts(arch: Arch) -> Option<ArchFacts> {
+    let f = |triplet, platform, cache_flags, interpreter| {
+        Some(ArchFacts { triplet, platform, cache_flags, interpreter })
+    };
+    match (arch.machine, arch.is_64, arch.little_endian) {
+        (elf::EM_X86_64, true, true) => {
+            f("x86_64-linux-gnu", Some("x86_64"), 0x0303, "/lib64/ld-linux-x86-64.so.2")
+        }
+        (elf::EM_386, false, true) => f("i386-linux-gnu", Some("i686"), 0x0003, "/lib/ld-linux.so.2"),
+        (elf::EM_AARCH64, true, true) => {
+            f("aarch64-linux-gnu", Some("aarch64"), 0x0a03, "/lib/ld-linux-aarch64.so.1")
+        }
+        (elf::EM_PPC64, true, true) => f("powerpc64le-linux-gnu", None, 0x0503, "/lib64/ld64.so.2"),
+        (elf::EM_S390, true, false) => f("s390x-linux-gnu", None, 0x0403, "/lib/ld64.so.1"),
+        (elf::EM_RISCV, true, true) => {
+            f("riscv64-linux-gnu", None, 0x1003, "/lib/ld-linux-riscv64-lp64d.so.1")
+        }
+        (elf::EM_ARM, false, true) => f("arm-linux-gnueabihf", None, 0x0903, "/lib/ld-linux-armhf.so.3"),
+        _ => None,
+    }
+}
+
+impl Platform {
+    /// The facts for `arch` on the inspected system. The directory layout decides between the
+    /// Debian/Ubuntu multiarch build of glibc (`/lib/<triplet>`, `/usr/lib/<triplet>`, then
+    /// `/lib`, `/usr/lib`; `$LIB` = `lib/<triplet>`), the lib64 one (Fedora, RHEL, SUSE) and the
+    /// plain one (`/lib`, `/usr/lib`).
+    pub fn detect(arch: Arch, fs: &RootFs) -> Platform {
+        let facts = facts(arch);
+        let triplet = facts.as_ref().map(|f| f.triplet);
+        let multiarch =
+            triplet.is_some_and(|t| fs.is_dir(&format!("/lib/{t}")) || fs.is_dir(&format!("/usr/lib/{t}")));
+        let (system_dirs, lib) = match triplet {
+            Some(t) if multiarch => (
+                vec![format!("/lib/{t}/"), format!("/usr/lib/{t}/"), "/lib/".into(), "/usr/lib/".into()],
+                format!("lib/{t}"),
+            ),
+            _ if arch.is_64 && is_real_dir(fs, "/usr/lib64") => {
+                (vec!["/lib64/".into(), "/usr/lib64/".into()], "lib64".into())
+            }
+            _ => (vec!["/lib/".into(), "/usr/lib/".into()], "lib".into()),
+        };
+        Platform {
+            arch,
+            system_dirs,
+            lib,
+            platform: facts.as_ref().and_then(|f| f.platform).map(String::from),
+            cache_flags: facts.as_ref().map(|f| f.cache_flags),
+            default_interpreter: facts.map(|f| f.interpreter),
+        }
+    }
+}
+
+/// A directory that is not a symlink to another (Arch Linux's /usr/lib64 points at /usr/lib).
+fn is_real_dir(fs: &RootFs, path: &str) -> bool {
+    let naive = match fs.root() {
+        Some(root) => root.join(path.trim_start_matches('/')),
+        None => PathBuf::from(path),
+    };
+    fs.resolve(path).is_ok_and(|p| p == naive && p.is_dir())
+}
+
+/// Values for `$ORIGIN`, `$LIB` and `$PLATFORM`.
+pub struct Dst<'a> {
+    /// Directory of the object whose string is expanded.
+    pub origin: &'a str,
+    /// Platform facts.
+    pub platform: &'a Platform,
+}
+
+/// Expands dynamic string tokens as glibc's `_dl_dst_substitute`: `$NAME` or `${NAME}`; an
+/// unknown name stays literal; a known one without a value discards the element (`None`).
+pub fn expand_dst(s: &str, dst: &Dst) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let mut matched = None;
+        for (name, value) in [
+            ("ORIGIN", Some(dst.origin)),
+            ("PLATFORM", dst.platform.platform.as_deref()),
+            ("LIB", Some(dst.platform.lib.as_str())),
+        ] {
+            let len = dst_len(after, name);
+            if len > 0 {
+                matched = Some((len, value));
+                break;
+            }
+        }
+        match matched {
+            Some((len, Some(value))) => {
+                out.push_str(value);
+                rest = &after[len..];
+            }
+            Some((_, None)) => return None,
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// glibc's `is_dst`: how many bytes after the `$` form the token `name`, or 0.
+fn dst_len(input: &str, name: &str) -> usize {
+    if let Some(inner) = input.strip_prefix('{') {
+        if inner.starts_with(name) && inner[name.len()..].starts_with('}') {
+            return name.len() + 2;
+        }
+        return 0;
+    }
+    if !input.starts_with(name) {
+        return 0;
+    }
+    match input.as_bytes().get(name.len()) {
+        Some(c) if c.is_ascii_alphanumeric() || *c == b'_' => 0,
+        _ => name.len(),
+    }
+}
+
+/// Splits a search list into directories the way `fillin_rpath` does: DSTs expanded, trailing
+/// slashes trimmed and one added, an empty element meaning the working directory (`""`).
+pub fn search_dirs(list: &str, seps: &[char], dst: &Dst) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for element in list.split(seps) {
+        let dir = if element.is_empty() {
+            String::new()
+        } else {
+            let Some(expanded) = expand_dst(element, dst) else {
+                continue;
+            };
+            if expanded.is_empty() {
+                continue;
+            }
+            let trimmed = expanded.trim_end_matches('/');
+            if trimmed.is_empty() {
+                "/".to_string()
+            } else {
+                format!("{trimmed}/")
+            }
+        };
+        if !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// What opening one candidate path found.
+pub enum Probe {
+    /// No such file (or a directory on the way is missing).
+    Missing,
+    /// A loadable ELF of the right architecture.
+    Found(PathBuf, ElfInfo),
+    /// An ELF of another class or machine: the loader skips it.
+    WrongArch(Arch),
+    /// Exists but cannot be read (permissions): the loader goes on searching.
+    Unreadable(String),
+    /// Exists but is not a loadable ELF: the loader stops with an error.
+    Invalid(String),
+}
+
+/// The state of ld.so.cache on the inspected system.
+#[derive(Debug)]
+pub enum CacheState {
+    /// Parsed.
+    Loaded(LdCache),
+    /// Absent: the loader goes straight to the system directories.
+    Missing,
+    /// Present but unusable; the message says why.
+    Broken(String),
+}
+
+/// Everything fixed for one inspection: the filesystem, the cache, LD_LIBRARY_PATH.
+pub struct SearchEnv {
+    /// The inspected filesystem.
+    pub fs: RootFs,
+    /// `/etc/ld.so.cache`.
+    pub cache: CacheState,
+    /// `LD_LIBRARY_PATH` as the loader would see it.
+    pub ld_library_path: Option<String>,
+    conf_dirs: OnceCell<Vec<String>>,
+}
+
+/// One search location tried, for the "not found" explanation.
+pub struct Tried {
+    /// What the directories came from ("RUNPATH of libfoo.so", "ld.so.cache", …).
+    pub source: String,
+    /// The directories, when the source is a list of them.
+    pub dirs: Vec<String>,
+}
+
+/// The outcome of searching one name.
+pub struct SearchResult {
+    /// The path as the loader names it, its host file and its ELF facts.
+    pub found: Option<(String, PathBuf, ElfInfo)>,
+    /// Sources tried, in order.
+    pub tried: Vec<Tried>,
+    /// Candidates passed over (wrong architecture, unreadable), for the explanation.
+    pub skipped: Vec<String>,
+    /// A candidate that stops the loader (not an ELF, malformed).
+    pub fatal: Option<String>,
+}
+
+/// An object that requests libraries, as the search sees it.
+pub struct Requester<'a> {
+    /// File name for labels.
+    pub label: &'a str,
+    /// `$ORIGIN`.
+    pub origin: &'a str,
+    /// The RPATH it contributes (none when it has a RUNPATH).
+    pub rpath: Option<&'a str>,
+    /// Its RUNPATH.
+    pub runpath: Option<&'a str>,
+    /// `DF_1_NODEFLIB`.
+    pub nodeflib: bool,
+}
+
+impl SearchEnv {
+    /// Reads the inspected system's ld.so.cache; LD_LIBRARY_PATH is given by the caller.
+    pub fn new(fs: RootFs, ld_library_path: Option<String>) -> SearchEnv {
+        let cache = match fs.resolve("/etc/ld.so.cache") {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => CacheState::Missing,
+            Err(e) => CacheState::Broken(e.to_string()),
+            Ok(host) => match std::fs::read(host) {
+                Ok(bytes) => match LdCache::parse(&bytes) {
+                    Ok(c) => CacheState::Loaded(c),
+                    Err(e) => CacheState::Broken(e),
+                },
+                Err(e) => CacheState::Broken(e.to_string()),
+            },
+        };
+        SearchEnv { fs, cache, ld_library_path, conf_dirs: OnceCell::new() }
+    }
+
+    /// The ld.so.conf directories (read once, only to explain misses).
+    pub fn conf_dirs(&self) -> &[String] {
+        self.conf_dirs.get_or_init(|| ldconf::directories(&self.fs, "/etc/ld.so.conf"))
+    }
+
+    /// Opens `path` (inside the inspected system) as the loader would for a dependency.
+    pub fn probe(&self, path: &str, want: Arch) -> Probe {
+        let host = match self.fs.resolve(path) {
+            Ok(h) => h,
+            Err(e) => {
+                return match e.kind() {
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Probe::Missing,
+                    _ => Probe::Unreadable(format!("{path}: {e}")),
+                }
+            }
+        };
+        if host.is_dir() {
+            return Probe::Missing;
+        }
+        match crate::elf::read(&host) {
+            Ok(info) if info.arch != want => Probe::WrongArch(info.arch),
+            Ok(info) if !matches!(info.osabi, elf::ELFOSABI_SYSV | elf::ELFOSABI_GNU) => {
+                Probe::Invalid(format!("{path}: ELF OS ABI {} is not Linux's", info.osabi))
+            }
+            Ok(info) if info.e_type != elf::ET_DYN => Probe::Invalid(format!(
+                "{path}: not a shared object (ELF type {}): the loader cannot load it as a dependency",
+                info.e_type
+            )),
+            Ok(info) => Probe::Found(host, info),
+            Err(ElfError::Io(e)) => Probe::Unreadable(format!("{path}: {e}")),
+            Err(ElfError::NotElf) => {
+                Probe::Invalid(format!("{path}: not an ELF file (the loader stops: invalid ELF header)"))
+            }
+            Err(ElfError::Malformed(r)) => Probe::Invalid(format!("{path}: {r}")),
+        }
+    }
+
+    /// Searches `name` for `chain[0]`, whose loaders up to the main object follow in `chain`.
+    pub fn search(&self, name: &str, chain: &[Requester], platform: &Platform) -> SearchResult {
+        let mut result = SearchResult { found: None, tried: Vec::new(), skipped: Vec::new(), fatal: None };
+        let Some(requester) = chain.first() else {
+            return result;
+        };
+        let main = chain.last().unwrap_or(requester);
+        fn dst<'a>(r: &Requester<'a>, platform: &'a Platform) -> Dst<'a> {
+            Dst { origin: r.origin, platform }
+        }
+
+        if name.contains('/') {
+            let Some(path) = expand_dst(name, &dst(requester, platform)) else {
+                return result;
+            };
+            result.tried.push(Tried { source: "the path itself".into(), dirs: vec![] });
+            self.try_path(&path, platform, &mut result);
+            return result;
+        }
+
+        let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+        if requester.runpath.is_none() {
+            for r in chain {
+                if let Some(rpath) = r.rpath {
+                    steps.push((
+                        format!("RPATH of {}", r.label),
+                        search_dirs(rpath, &[':'], &dst(r, platform)),
+                    ));
+                }
+            }
+        }
+        if let Some(llp) = self.ld_library_path.as_deref().filter(|l| !l.is_empty()) {
+            steps.push(("LD_LIBRARY_PATH".into(), search_dirs(llp, &[':', ';'], &dst(main, platform))));
+        }
+        if let Some(runpath) = requester.runpath {
+            steps.push((
+                format!("RUNPATH of {}", requester.label),
+                search_dirs(runpath, &[':'], &dst(requester, platform)),
+            ));
+        }
+        for (source, dirs) in steps {
+            for dir in &dirs {
+                if self.try_path(&format!("{dir}{name}"), platform, &mut result) {
+                    return result;
+                }
+            }
+            result.tried.push(Tried { source, dirs });
+        }
+
+        if let CacheState::Loaded(cache) = &self.cache {
+            result.tried.push(Tried { source: "ld.so.cache".into(), dirs: vec![] });
+            if let Some(entry) = cache.lookup(name, platform.cache_flags) {
+                let in_system = platform.system_dirs.iter().any(|d| entry.value.starts_with(d.as_str()));
+                if !(requester.nodeflib && in_system) && self.try_path(&entry.value, platform, &mut result) {
+                    return result;
+                }
+            }
+        }
+        if !requester.nodeflib {
+            for dir in &platform.system_dirs {
+                if self.try_path(&format!("{dir}{name}"), platform, &mut result) {
+                    return result;
+                }
+            }
+            result
+                .tried
+                .push(Tried { source: "system directories".into(), dirs: platform.system_dirs.clone() });
+        }
+        result
+    }
+
+    /// Tries one candidate; true when the search is over (found, or a fatal candidate).
+    fn try_path(&self, path: &str, platform: &Platform, result: &mut SearchResult) -> bool {
+        match self.probe(path, platform.arch) {
+            Probe::Missing => false,
+            Probe::Found(host, info) => {
+                result.found = Some((path.to_string(), host, info));
+                true
+            }
+            Probe::WrongArch(arch) => {
+                result.skipped.push(format!("{path} ({arch}, skipped)"));
+                false
+            }
+            Probe::Unreadable(why) => {
+                result.skipped.push(format!("{why} (skipped)"));
+                false
+            }
+            Probe::Invalid(why) => {
+                result.fatal = Some(why);
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x86_64() -> Platform {
+        Platform {
+            arch: Arch { is_64: true, little_endian: true, machine: elf::EM_X86_64 },
+            system_dirs: vec!["/lib/x86_64-linux-gnu/".into(), "/usr/lib/x86_64-linux-gnu/".into()],
+            lib: "lib/x86_64-linux-gnu".into(),
+            platform: Some("x86_64".into()),
+            cache_flags: Some(0x0303),
+            default_interpreter: None,
+        }
+    }
+
+    #[test]
+    fn dst_expansion_follows_glibc() {
+        let p = x86_64();
+        let d = Dst { origin: "/opt/t/lib", platform: &p };
+        assert_eq!(expand_dst("$ORIGIN/../x", &d).unwrap(), "/opt/t/lib/../x");
+        assert_eq!(expand_dst("${ORIGIN}x", &d).unwrap(), "/opt/t/libx");
+        assert_eq!(expand_dst("/a/$LIB/$PLATFORM", &d).unwrap(), "/a/lib/x86_64-linux-gnu/x86_64");
+        // Not tokens: a longer name, an unknown name, a lone dollar.
+        assert_eq!(expand_dst("$ORIGINAL/$FOO/$", &d).unwrap(), "$ORIGINAL/$FOO/$");
+        let mut no_platform = x86_64();
+        no_platform.platform = None;
+        let d = Dst { origin: "/o", platform: &no_platform };
+        assert_eq!(expand_dst("/a/$PLATFORM", &d), None);
+    }
+
+    #[test]
+    fn search_lists_like_fillin_rpath() {
+        let p = x86_64();
+        let d = Dst { origin: "/o", platform: &p };
+        assert_eq!(search_dirs("/a//:$ORIGIN:/a/::/", &[':'], &d), ["/a/", "/o/", "", "/"]);
+        assert_eq!(search_dirs("/a;/b", &[':', ';'], &d), ["/a/", "/b/"]);
+    }
+}

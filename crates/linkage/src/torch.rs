@@ -1,0 +1,149 @@
+//! Finding a PyTorch installation's libraries without importing torch.
+//!
+//! `import torch` takes seconds and runs CUDA/ROCm initialization; `importlib.util.find_spec`
+//! only walks `sys.path` finders and returns where the package is. In an image (`--root`) no
+//! interpreter of the image may run, so the usual site-packages locations are searched instead.
+
+use std::process::{Command, Stdio};
+
+use crate::error::LinkageError;
+use crate::rootfs::RootFs;
+
+/// The libraries whose closures decide the profiler backend, in inspection order.
+pub const TORCH_LIBRARIES: [&str; 3] = ["libtorch_cpu.so", "libtorch_cuda.so", "libtorch_hip.so"];
+
+/// Prints torch's spec as JSON, or `null`. find_spec on a top-level name imports nothing.
+const FIND_SPEC: &str = "import importlib.util, json
+s = importlib.util.find_spec('torch')
+print(json.dumps(None if s is None else {'origin': s.origin, 'locations': list(s.submodule_search_locations or [])}))";
+
+/// Asks `python` where the torch package directory is.
+pub fn ask_python(python: &str) -> Result<String, LinkageError> {
+    let fail = |reason: String| LinkageError::Python { python: python.to_string(), reason };
+    let out = Command::new(python)
+        .args(["-c", FIND_SPEC])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| fail(e.to_string()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(fail(format!("it exited with {}: {}", out.status, last.trim())));
+    }
+    // The last line: a .pth file may print before our code runs.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let spec: serde_json::Value =
+        serde_json::from_str(line).map_err(|_| fail(format!("unexpected output {:?}", line.trim())))?;
+    if spec.is_null() {
+        return Err(LinkageError::NoTorch { place: python.to_string() });
+    }
+    let location = spec["locations"][0].as_str().map(String::from).or_else(|| {
+        let origin = spec["origin"].as_str()?;
+        origin.rsplit_once('/').map(|(dir, _)| dir.to_string())
+    });
+    location.ok_or_else(|| fail(format!("torch's spec has no location: {spec}")))
+}
+
+/// The torch libraries present for `dir`, which may be the torch package, its `lib` directory
+/// or the site-packages directory holding it. Returns the lib directory and the libraries.
+pub fn libraries(fs: &RootFs, dir: &str) -> Result<(String, Vec<String>), LinkageError> {
+    let dir = dir.trim_end_matches('/');
+    for lib_dir in [format!("{dir}/lib"), dir.to_string(), format!("{dir}/torch/lib")] {
+        let found: Vec<String> = TORCH_LIBRARIES
+            .iter()
+            .map(|l| format!("{lib_dir}/{l}"))
+            .filter(|p| fs.resolve(p).is_ok_and(|h| h.is_file()))
+            .collect();
+        if !found.is_empty() {
+            return Ok((lib_dir, found));
+        }
+    }
+    Err(LinkageError::NoTorchLibraries { dir: dir.to_string() })
+}
+
+/// Torch package directories inside an image, in a fixed search order (system Python, then
+/// /usr/local, conda, virtual environments under /opt and /).
+pub fn find_in_root(fs: &RootFs) -> Vec<String> {
+    let mut bases: Vec<String> = [
+        "/usr/lib",
+        "/usr/lib64",
+        "/usr/local/lib",
+        "/usr/local/lib64",
+        "/opt/conda/lib",
+        "/root/.local/lib",
+        "/venv/lib",
+        "/.venv/lib",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for parent in ["/opt", "/opt/conda/envs"] {
+        for d in list_dir(fs, parent) {
+            bases.push(format!("{parent}/{d}/lib"));
+        }
+    }
+    let mut found = Vec::new();
+    for base in bases {
+        for py in list_dir(fs, &base).into_iter().filter(|n| n.starts_with("python3")) {
+            for packages in ["site-packages", "dist-packages"] {
+                let torch = format!("{base}/{py}/{packages}/torch");
+                if libraries(fs, &torch).is_ok() && !found.contains(&torch) {
+                    found.push(torch);
+                }
+            }
+        }
+    }
+    found
+}
+
+fn list_dir(fs: &RootFs, dir: &str) -> Vec<String> {
+    let Ok(host) = fs.resolve(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = std::fs::read_dir(host)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_torch_in_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("usr/local/lib/python3.12/dist-packages/torch/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("libtorch_cpu.so"), b"").unwrap();
+        let fs = RootFs::new(Some(dir.path().to_path_buf()));
+        let found = find_in_root(&fs);
+        assert_eq!(found, ["/usr/local/lib/python3.12/dist-packages/torch"]);
+        let (lib_dir, libs) = libraries(&fs, &found[0]).unwrap();
+        assert_eq!(lib_dir, "/usr/local/lib/python3.12/dist-packages/torch/lib");
+        assert_eq!(libs, [format!("{lib_dir}/libtorch_cpu.so")]);
+        // The site-packages directory and the lib directory work too.
+        assert!(libraries(&fs, "/usr/local/lib/python3.12/dist-packages").is_ok());
+        assert!(libraries(&fs, &lib_dir).is_ok());
+        assert!(matches!(libraries(&fs, "/usr"), Err(LinkageError::NoTorchLibraries { .. })));
+    }
+
+    #[test]
+    fn python_without_torch_or_python() {
+        // A Python that cannot exist, and one that has no torch (the system python3 here, if
+        // any, is checked to have none before relying on that).
+        assert!(matches!(ask_python("/nonexistent/python3"), Err(LinkageError::Python { .. })));
+        let has_torch = Command::new("python3")
+            .args(["-c", "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"])
+            .status();
+        if let Ok(status) = has_torch {
+            if status.code() == Some(1) {
+                assert!(matches!(ask_python("python3"), Err(LinkageError::NoTorch { .. })));
+            }
+        }
+    }
+}
