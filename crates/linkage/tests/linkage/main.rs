@@ -1,0 +1,9 @@
+//! Integration tests for launchguard-linkage: real ELF files built with the system C compiler,
+//! and resolution compared with the system `ldd`.
+
+mod bad_input;
+mod common;
+mod fixtures;
+mod image;
+mod python;
+mod system_ldd;
