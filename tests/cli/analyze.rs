@@ -265,3 +265,130 @@ fn cpu_only_trace_fails_on_missing_gpu_activity() {
     assert_eq!(status(&v, "occupancy"), "skip");
     assert_eq!(v["devices"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn within_matching_spans_agrees_with_the_oracle() {
+    let within = || Opts { within: Some(regex::Regex::new("probe::replay").unwrap()), ..Opts::default() };
+    for path in shared_traces().iter().filter(|p| p.to_string_lossy().contains("/h200")) {
+        let (_, got, want) = agree(path, &["--within", "probe::replay"], &within());
+        assert_eq!(got["within"], "probe::replay");
+        // The window is the total length of the 100 GPU-side `probe::replay` spans, one per
+        // replay: about 256 µs each, far less than the whole trace's window.
+        let (label, d) = want.devices.first_key_value().expect("a device");
+        let whole = oracle::compute(&oracle::load(path), &Opts::default()).devices[label].clone();
+        assert!(d.window_us < whole.window_us && d.window_us > 100.0 * 250.0, "{}", d.window_us);
+        assert!(d.occupancy > whole.occupancy, "{} vs {}", d.occupancy, whole.occupancy);
+    }
+    // A serving trace marks its decode step only on the host.
+    if let Some(path) = shared_trace("public/rocm/mi300x_sglang_qwen3_8b_decode.json.gz") {
+        let opts = Opts { within: Some(regex::Regex::new("DECODE").unwrap()), ..Opts::default() };
+        agree(&path, &["--within", "DECODE"], &opts);
+    }
+}
+
+#[test]
+fn within_matching_nothing_fails_clearly() {
+    let Some(path) = shared_trace("public/rocm/mi300x_sglang_qwen3_8b_decode.json.gz") else { return };
+    let (code, v) = analyze_json(&path, &["--within", "no-such-span"]);
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "gpu_activity"), "fail");
+    let msg = v["checks"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("no-such-span"), "{msg}");
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("no annotation span")));
+    // The trace has a graph launch; none lies inside the (absent) spans, and the skip says so.
+    let gl = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "graph_launch").unwrap();
+    assert_eq!(gl["status"], "skip");
+    assert!(gl["message"].as_str().unwrap().contains("no-such-span"), "{gl}");
+    // An invalid pattern is a usage error.
+    let out = launchguard().arg("analyze").arg(&path).args(["--within", "("]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--within"));
+}
+
+/// The bundled delay270_clean trace: occupancy 0.706, 5 gaps over 100 µs, launch mean 43.4 µs.
+fn delay270() -> PathBuf {
+    repo_root().join("examples/delay270_clean.json.gz")
+}
+
+#[test]
+fn thresholds_from_flags_change_the_statuses() {
+    let path = delay270();
+    let want = oracle::compute(&oracle::load(&path), &Opts::default());
+    let occ = want.devices["0"].occupancy;
+    let mean = want.launches.mean_us.unwrap();
+    assert!(occ > 0.70 && occ < 0.71 && mean > 40.0 && mean < 50.0, "{occ} {mean}");
+    assert_eq!(want.devices["0"].over_threshold, 5);
+
+    // Defaults: occupancy fails, 5 gaps do not (more than 5 fail), the launch mean passes.
+    let (code, v) = analyze_json(&path, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        (status(&v, "occupancy"), status(&v, "gaps"), status(&v, "graph_launch")),
+        ("fail", "pass", "pass")
+    );
+
+    // Occupancy between the limits warns; a warning exits 0.
+    let (code, v) = analyze_json(&path, &["--occupancy-fail", "0.70"]);
+    assert_eq!((code, status(&v, "occupancy"), v["verdict"].as_str().unwrap()), (0, "warn", "warn"));
+    let (code, v) = analyze_json(&path, &["--occupancy-fail", "0.6", "--occupancy-warn", "0.7"]);
+    assert_eq!((code, status(&v, "occupancy"), v["verdict"].as_str().unwrap()), (0, "pass", "pass"));
+
+    // A lower gap threshold counts more gaps, as the oracle does.
+    let opts = Opts { gap_threshold_us: 50.0, ..Opts::default() };
+    let (code, v, want50) = agree(&path, &["--gap-us", "50", "--occupancy-fail", "0.5"], &opts);
+    assert!(want50.devices["0"].over_threshold > 5);
+    assert_eq!((code, status(&v, "gaps")), (1, "fail"));
+    let (_, v) = analyze_json(&path, &["--max-gaps", "4"]);
+    assert_eq!(status(&v, "gaps"), "fail");
+    let gaps = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gaps").unwrap();
+    assert_eq!((gaps["value"].as_f64(), gaps["limit"].as_f64()), (Some(5.0), Some(4.0)));
+
+    // The launch limit: at or above it fails.
+    let (_, v) = analyze_json(&path, &["--launch-fail-us", &format!("{}", mean - 0.5)]);
+    assert_eq!(status(&v, "graph_launch"), "fail");
+    let gl = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "graph_launch").unwrap();
+    assert!(close(f(&gl["value"]), mean, US_TOL), "{gl}");
+
+    // Nonsense limits are usage errors.
+    for bad in [&["--occupancy-fail", "1.5"][..], &["--gap-us", "-1"], &["--max-gaps", "x"]] {
+        let out = launchguard().arg("analyze").arg(&path).args(bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.trim().is_empty(), "{bad:?}");
+    }
+}
+
+#[test]
+fn thresholds_from_a_config_file_and_flags_over_it() {
+    let path = delay270();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("launchguard.toml");
+    std::fs::write(&config, "[thresholds]\noccupancy_fail = 0.6\noccupancy_warn = 0.7\nmax_gaps = 4\n")
+        .unwrap();
+    let cfg = config.to_str().unwrap();
+    let (code, v) = analyze_json(&path, &["--config", cfg]);
+    assert_eq!((status(&v, "occupancy"), status(&v, "gaps")), ("pass", "fail"));
+    assert_eq!(code, 1);
+    // A flag wins over the file.
+    let (code, v) = analyze_json(&path, &["--config", cfg, "--max-gaps", "5"]);
+    assert_eq!((code, status(&v, "gaps"), v["verdict"].as_str().unwrap()), (0, "pass", "pass"));
+    let (_, v) = analyze_json(&path, &["--config", cfg, "--occupancy-warn", "0.9"]);
+    assert_eq!(status(&v, "occupancy"), "warn");
+    // A typo or a bad value in the file is an error naming it, not a silent default.
+    std::fs::write(&config, "[thresholds]\noccupancy_fial = 0.6\n").unwrap();
+    let out = launchguard().arg("analyze").arg(&path).args(["--config", cfg]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("occupancy_fial") && err.trim().lines().count() == 1, "{err}");
+    let out = launchguard()
+        .arg("analyze")
+        .arg(&path)
+        .args(["--config", "/no/such/launchguard.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -331,9 +331,17 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
         }
     };
     let thr = opts.gap_threshold_us;
-    let devices: BTreeMap<String, Figures> =
-        by_device.iter().map(|(d, g)| (d.clone(), figures(g, &window_of(d, g), thr))).collect();
-    let streams = by_stream.iter().map(|(k, g)| (k.clone(), figures(g, &window_of(&k.0, g), thr))).collect();
+    // A device or stream with no activity inside the spans has nothing to report.
+    let devices: BTreeMap<String, Figures> = by_device
+        .iter()
+        .map(|(d, g)| (d.clone(), figures(g, &window_of(d, g), thr)))
+        .filter(|(_, f)| f.activities > 0)
+        .collect();
+    let streams = by_stream
+        .iter()
+        .map(|(k, g)| (k.clone(), figures(g, &window_of(&k.0, g), thr)))
+        .filter(|(_, f)| f.activities > 0)
+        .collect();
 
     // Graph launches.
     let mut durs: Vec<f64> = launches.iter().map(|l| l.1).collect();

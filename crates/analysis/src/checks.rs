@@ -90,13 +90,7 @@ fn gaps(devices: &[Device], th: &Thresholds) -> Check {
 fn graph_launch(a: &Analysis, th: &Thresholds) -> Check {
     let gl = &a.graph_launches;
     if gl.count == 0 {
-        return Check::new(
-            "graph_launch",
-            Status::Skip,
-            None,
-            Some(th.launch_fail_us),
-            "no graph launch in the trace",
-        );
+        return Check::new("graph_launch", Status::Skip, None, Some(th.launch_fail_us), no_launch(a));
     }
     let multi_rank = a.trace.world_size.is_some_and(|w| w > 1);
     let (name, value, why) = match th.launch_statistic {
@@ -124,10 +118,18 @@ fn graph_launch(a: &Analysis, th: &Thresholds) -> Check {
     Check::new("graph_launch", status, Some(value), Some(th.launch_fail_us), msg)
 }
 
+/// Why there is no launch to judge: `--within` keeps only the launches inside its spans.
+fn no_launch(a: &Analysis) -> String {
+    match &a.within {
+        Some(w) => format!("no graph launch inside spans matching '{w}'"),
+        None => "no graph launch in the trace".to_string(),
+    }
+}
+
 fn replay_consistency(a: &Analysis) -> Check {
     let s = &a.replay_summary;
     if s.count == 0 {
-        return Check::new("replay_consistency", Status::Skip, None, None, "no graph launch in the trace");
+        return Check::new("replay_consistency", Status::Skip, None, None, no_launch(a));
     }
     if s.without_kernels == s.count {
         return Check::new(
