@@ -392,3 +392,98 @@ fn thresholds_from_a_config_file_and_flags_over_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn decompressed(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// `ts`, `dur`, `pid` and `tid` of every event written as strings, as some exporters do.
+fn stringify_numbers(doc: &mut Value) {
+    let evs = match doc {
+        Value::Object(o) => o.get_mut("traceEvents").unwrap(),
+        other => other,
+    };
+    for e in evs.as_array_mut().unwrap() {
+        for key in ["ts", "dur", "pid", "tid"] {
+            if let Some(v) = e.get_mut(key) {
+                if let Value::Number(n) = v {
+                    *v = Value::String(n.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Checks the program's figures on `derived` against the oracle's on the original document.
+fn same_as_original(derived: &Path, original: &Expected, gzip: bool) {
+    let (_, got) = analyze_json(derived, &[]);
+    let bad = compare(&got, original, 100.0);
+    assert!(bad.is_empty(), "{}:\n{}", derived.display(), bad.join("\n"));
+    assert_eq!(got["source"]["gzip"], gzip, "{}", derived.display());
+    assert_eq!(got["source"]["truncated"], false);
+}
+
+#[test]
+fn other_forms_of_a_real_trace_give_the_same_figures() {
+    let original = repo_root().join("examples/healthy_clean.json.gz");
+    let want = oracle::compute(&oracle::load(&original), &Opts::default());
+    let text = decompressed(&original);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    // Uncompressed, under its own name and under a gzip name: detected by content.
+    same_as_original(&write("plain.json", &text), &want, false);
+    same_as_original(&write("plain-named.json.gz", &text), &want, false);
+    same_as_original(&write("gzip-named.json", &gzip(&text)), &want, true);
+    // Multi-member gzip: the text cut in two (mid-token), each half its own member.
+    let mid = text.len() / 2;
+    let mut members = gzip(&text[..mid]);
+    members.extend(gzip(&text[mid..]));
+    same_as_original(&write("members.json.gz", &members), &want, true);
+
+    let doc: Value = serde_json::from_slice(&text).unwrap();
+    // A bare array of the events.
+    same_as_original(&write("array.json", &serde_json::to_vec(&doc["traceEvents"]).unwrap()), &want, false);
+    // traceEvents first, every other key after it.
+    let mut reordered = serde_json::Map::new();
+    reordered.insert("traceEvents".into(), doc["traceEvents"].clone());
+    for (k, v) in doc.as_object().unwrap() {
+        if k != "traceEvents" {
+            reordered.insert(k.clone(), v.clone());
+        }
+    }
+    let keys_after = serde_json::to_vec(&Value::Object(reordered)).unwrap();
+    same_as_original(&write("keys-after.json.gz", &gzip(&keys_after)), &want, true);
+    // Fractional timestamps, pids and tids as strings.
+    let mut strings = doc.clone();
+    stringify_numbers(&mut strings);
+    same_as_original(&write("strings.json", &serde_json::to_vec(&strings).unwrap()), &want, false);
+}
+
+#[test]
+fn integer_microsecond_trace_with_string_numbers_gives_the_same_figures() {
+    let Some(original) = shared_trace("public/cuda/a100_graph_launches_rank0.json.gz") else { return };
+    let doc = oracle::load(&original);
+    let want = oracle::compute(&doc, &Opts::default());
+    assert_eq!(want.launches.count, 70);
+    let mut strings = doc;
+    stringify_numbers(&mut strings);
+    assert!(strings["traceEvents"][5]["ts"].is_string());
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("strings.json.gz");
+    std::fs::write(&p, gzip(&serde_json::to_vec(&strings).unwrap())).unwrap();
+    same_as_original(&p, &want, true);
+}
