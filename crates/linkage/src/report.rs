@@ -284,12 +284,15 @@ pub fn render_terminal(report: &LinkageReport, color: bool) -> String {
     );
     for lib in &report.profiler_libraries {
         let version = lib.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-        let role = if lib.backend.is_some() { "" } else { "  (interception library, not a backend)" };
+        let role = match lib.backend {
+            Some(_) => String::new(),
+            None => paint(DIM, "  (interception library, not a backend)"),
+        };
         let path = match &lib.path {
             Some(p) => p.clone(),
             None => paint(RED, "not found"),
         };
-        let _ = writeln!(out, "  {}{version}  {path}{}", paint(BOLD, lib.kind.as_str()), paint(DIM, role));
+        let _ = writeln!(out, "  {}{version}  {path}{}", paint(BOLD, lib.kind.as_str()), role);
         let _ = writeln!(out, "      via {}", lib.via.join(" → "));
         if let Some(note) = &lib.note {
             let _ = writeln!(out, "      {}", paint(DIM, note));
@@ -326,4 +329,75 @@ pub fn render_terminal(report: &LinkageReport, color: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> LinkageReport {
+        LinkageReport {
+            schema: SCHEMA.into(),
+            target: "python3".into(),
+            root: None,
+            torch_dir: Some("/site/torch".into()),
+            inspected: vec!["/site/torch/lib/libtorch_cpu.so".into()],
+            profiler_backend: Backend::Mixed,
+            profiler_backends: vec![Backend::RocprofilerSdk, Backend::Cupti],
+            profiler_libraries: vec![
+                library(
+                    "librocprofiler-sdk.so.1".into(),
+                    Some("/opt/rocm/lib/librocprofiler-sdk.so.1".into()),
+                    vec!["libtorch_cpu.so".into(), "libkineto.so".into(), "librocprofiler-sdk.so.1".into()],
+                    LibraryKind::RocprofilerSdk,
+                    Some("1".into()),
+                ),
+                library(
+                    "libroctx64.so.4".into(),
+                    None,
+                    vec!["libtorch_cpu.so".into(), "libroctx64.so.4".into()],
+                    LibraryKind::Roctx,
+                    Some("4".into()),
+                ),
+            ],
+            dependencies: vec![],
+            unresolved: vec![Unresolved {
+                name: "libroctx64.so.4".into(),
+                needed_by: vec!["/site/torch/lib/libtorch_cpu.so".into()],
+                reason: "not found in ld.so.cache".into(),
+            }],
+            problems: vec!["something unreadable".into()],
+            notes: vec!["dependency cycle: a → b → a".into()],
+        }
+    }
+
+    #[test]
+    fn terminal_says_everything_that_matters() {
+        let plain = render_terminal(&sample(), false);
+        assert!(!plain.contains('\x1b'));
+        for needle in [
+            "profiler backend: mixed (rocprofiler-sdk, cupti)",
+            "via libtorch_cpu.so → libkineto.so → librocprofiler-sdk.so.1",
+            "whether it has the launch-overhead fix of 1.3.2 is for measurement to show",
+            "roctx 4  not found  (interception library, not a backend)",
+            "not found libroctx64.so.4 (needed by /site/torch/lib/libtorch_cpu.so)",
+            "something unreadable",
+            "dependency cycle",
+        ] {
+            assert!(plain.contains(needle), "{needle:?} missing from:\n{plain}");
+        }
+        assert!(render_terminal(&sample(), true).contains("\x1b[1m"));
+    }
+
+    #[test]
+    fn json_round_trips_with_the_public_keys() {
+        let r = sample();
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["schema"], "launchguard.linkage/1");
+        assert_eq!(v["profiler_backend"], "mixed");
+        assert_eq!(v["profiler_libraries"][1]["path"], serde_json::Value::Null);
+        assert_eq!(v["profiler_libraries"][0]["kind"], "rocprofiler-sdk");
+        let back: LinkageReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::elf::{Arch, ElfError, ElfInfo};
 use crate::error::LinkageError;
-use crate::search::{CacheState, Platform, Requester, SearchEnv, SearchResult};
+use crate::search::{expand_dst, CacheState, Dst, Platform, Requester, SearchEnv, SearchResult};
 
 /// One loaded object.
 #[derive(Debug, Clone)]
@@ -148,7 +148,13 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
     while let Some(id) = queue.pop_front() {
         let needed = c.objects[id].info.needed.clone();
         for name in needed {
-            let known = match loaded(&c.objects, &name) {
+            // A name with a slash is a path: glibc expands its tokens before matching it.
+            let key = match name.contains('/') {
+                true => expand_dst(&name, &Dst { origin: c.objects[id].origin(), platform: &platform })
+                    .unwrap_or_else(|| name.clone()),
+                false => name.clone(),
+            };
+            let known = match loaded(&c.objects, &key) {
                 Some(to) => Some(Ok(to)),
                 None => failed.iter().find(|f| f.0 == name).map(|f| Err(f.1.clone())),
             };
@@ -266,7 +272,11 @@ fn explain_miss(env: &SearchEnv, name: &str, result: &SearchResult) -> String {
             }
         })
         .collect();
-    let mut why = format!("not found in {}", tried.join(", "));
+    let mut why = if name.contains('/') {
+        format!("no such file: {}", tried.join(", "))
+    } else {
+        format!("not found in {}", tried.join(", "))
+    };
     if !result.skipped.is_empty() {
         why.push_str(&format!("; passed over {}", result.skipped.join(", ")));
     }

@@ -335,9 +335,13 @@ impl SearchEnv {
 
         if name.contains('/') {
             let Some(path) = expand_dst(name, &dst(requester, platform)) else {
+                result.tried.push(Tried {
+                    source: format!("{name} (a token in it has no value here)"),
+                    dirs: vec![],
+                });
                 return result;
             };
-            result.tried.push(Tried { source: "the path itself".into(), dirs: vec![] });
+            result.tried.push(Tried { source: path.clone(), dirs: vec![] });
             self.try_path(&path, platform, &mut result);
             return result;
         }

@@ -53,6 +53,23 @@ fn rocprofiler_sdk_direct() {
     );
     assert!(r.profiler_libraries[0].note.as_deref().unwrap().contains("includes"));
     assert!(r.complete(), "{:?}", r.problems);
+    // The public JSON shape of the issue.
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["schema"], "launchguard.linkage/1");
+    assert_eq!(v["target"], torch.to_str().unwrap());
+    assert_eq!(v["profiler_backend"], "rocprofiler-sdk");
+    let lib = &v["profiler_libraries"][0];
+    assert_eq!(lib["name"], "librocprofiler-sdk.so.1");
+    assert_eq!(lib["path"], format!("{}/librocprofiler-sdk.so.1", rocm.display()));
+    assert_eq!(lib["via"], serde_json::json!(["libtorch_cpu.so", "librocprofiler-sdk.so.1"]));
+    let dep = v["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "librocprofiler-sdk.so.1")
+        .unwrap();
+    assert_eq!(dep["path"], lib["path"]);
+    assert_eq!(dep["needed_by"], serde_json::json!([torch.to_str().unwrap()]));
     assert_same_as_ldd(&torch, None);
 }
 
