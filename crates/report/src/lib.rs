@@ -1,14 +1,21 @@
 //! Renderers of launchguard results. Each format is one small module behind [`Export`], fed the
 //! same [`View`], as hyperfine does for its exports.
 
+pub mod annotate;
 pub mod atomic;
+mod charts;
+pub mod findings;
+pub mod html;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod terminal;
+mod timeline_svg;
 
 use launchguard_analysis::{Analysis, Check, Verdict};
 use launchguard_trace::Timeline;
 
-pub use atomic::write_atomic;
+pub use atomic::{write_atomic, write_atomic_with};
 
 /// Per-replay host samples of one phase of a `check` run (profiler off before, on, off after).
 #[derive(Debug, Clone, Copy)]
@@ -46,4 +53,48 @@ pub struct View<'a> {
 pub trait Export {
     /// Renders the view into the bytes of a file (or of standard output).
     fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>>;
+
+    /// Streams the rendering into `out`. Formats whose output can be as large as the trace (the
+    /// annotated copy) override this so that nothing trace-sized is held in memory.
+    fn write_to(&self, view: &View<'_>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+        out.write_all(&self.render(view)?)?;
+        Ok(())
+    }
+}
+
+/// A check's value or limit as short text: numbers with at most three decimals (integers
+/// without), strings as they are, "–" for none.
+pub fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "–".to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+            Some(x) => {
+                let s = format!("{x:.3}");
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
+            None => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod test_support;
+
+#[cfg(test)]
+mod tests {
+    use super::value_text;
+    use serde_json::json;
+
+    #[test]
+    fn values_read_short() {
+        assert_eq!(value_text(&json!(4400.0)), "4400");
+        assert_eq!(value_text(&json!(0.7059312777765716)), "0.706");
+        assert_eq!(value_text(&json!(43.436040000000006)), "43.436");
+        assert_eq!(value_text(&json!(0.8)), "0.8");
+        assert_eq!(value_text(&json!(null)), "–");
+        assert_eq!(value_text(&json!("cupti")), "cupti");
+    }
 }

@@ -195,6 +195,9 @@ fn phases_section(out: &mut String, view: &View<'_>) {
 }
 
 fn checks_section(out: &mut String, checks: &[Check]) {
+    if checks.is_empty() {
+        return;
+    }
     let _ = writeln!(out, "checks");
     for c in checks {
         let tag = match c.status {

@@ -1,0 +1,337 @@
+//! Small inline-SVG charts for the HTML report: histograms, per-replay line charts (aggregated per
+//! pixel column when there are more points than columns) and box plots. Plain SVG, no script.
+
+use launchguard_analysis::intervals::percentile;
+use maud::{html, Markup};
+
+use crate::terminal::human_us;
+
+/// Width of a chart in SVG units (the page scales it).
+pub const CHART_W: f64 = 560.0;
+const CHART_H: f64 = 200.0;
+/// Margins: left for the y labels, bottom for the x labels.
+const ML: f64 = 52.0;
+const MR: f64 = 12.0;
+const MT: f64 = 30.0;
+const MB: f64 = 34.0;
+
+/// A coordinate with one decimal: enough for a screen, small in the file.
+pub fn c(x: f64) -> String {
+    format!("{:.1}", x)
+}
+
+/// Round tick values covering `[lo, hi]`, about `n` of them.
+pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let mut out = Vec::new();
+    let mut v = (lo / step).ceil() * step;
+    while v <= hi + step * 1e-9 {
+        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+        v += step;
+    }
+    out
+}
+
+/// A short label for a µs value on an axis.
+pub fn axis_us(us: f64) -> String {
+    if us.abs() >= 1000.0 {
+        let ms = us / 1000.0;
+        if ms.fract().abs() < 1e-9 {
+            format!("{ms:.0} ms")
+        } else {
+            format!("{ms} ms")
+        }
+    } else if us.fract().abs() < 1e-9 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{us} µs")
+    }
+}
+
+/// One histogram bar.
+pub struct Bin {
+    /// Lower edge, µs.
+    pub lo: f64,
+    /// Upper edge, µs (`None`: open, "≥ lo").
+    pub hi: Option<f64>,
+    /// Count.
+    pub count: u64,
+    /// Drawn in the alarm colour (gaps over the threshold).
+    pub hot: bool,
+}
+
+/// A vertical marker on a histogram (mean, p99, threshold).
+pub struct Marker<'a> {
+    /// Where, µs.
+    pub at: f64,
+    /// Label.
+    pub label: &'a str,
+    /// CSS class.
+    pub class: &'a str,
+}
+
+/// Bars of equal width, one per bin, edges labelled under them; counts on top of each bar.
+/// `log_y` scales heights by log(1 + count) so a handful of long gaps stays visible beside
+/// thousands of short ones.
+pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool, y_label: &str) -> Markup {
+    let pw = CHART_W - ML - MR;
+    let ph = CHART_H - MT - MB;
+    let n = bins.len().max(1) as f64;
+    let bw = pw / n;
+    let max = bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
+    let scale = |v: f64| if log_y { (1.0 + v).ln() / (1.0 + max).ln() } else { v / max };
+    // Position of a value in bin space: the bin it falls in, linearly inside it.
+    let pos = |v: f64| -> f64 {
+        for (i, b) in bins.iter().enumerate() {
+            match b.hi {
+                Some(hi) if v < hi => return i as f64 + ((v - b.lo) / (hi - b.lo)).clamp(0.0, 1.0),
+                None => return i as f64 + 0.5,
+                _ => {}
+            }
+        }
+        n
+    };
+    // About ten edge labels: every k-th edge, the closing one included when it falls on k.
+    let labelled: Vec<usize> = (0..=bins.len()).step_by((bins.len() / 10).max(1)).collect();
+    html! {
+        svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
+            text.ctitle x=(c(ML)) y="14" { (title) }
+            text.axis x="12" y=(c(MT + ph / 2.0)) transform=(format!("rotate(-90 12 {})", c(MT + ph / 2.0))) text-anchor="middle" { (y_label) }
+            line.axisline x1=(c(ML)) y1=(c(MT + ph)) x2=(c(ML + pw)) y2=(c(MT + ph)) {}
+            @for (i, b) in bins.iter().enumerate() {
+                @let h = if b.count > 0 { (scale(b.count as f64) * ph).max(1.0) } else { 0.0 };
+                @let x = ML + i as f64 * bw;
+                @if b.count > 0 {
+                    rect.bar.hot[b.hot] x=(c(x + 1.0)) y=(c(MT + ph - h)) width=(c((bw - 2.0).max(0.5))) height=(c(h)) {
+                        title { (bin_label(b)) ": " (b.count) }
+                    }
+                    @if bw >= 14.0 {
+                        text.count x=(c(x + bw / 2.0)) y=(c(MT + ph - h - 3.0)) text-anchor="middle" { (b.count) }
+                    }
+                }
+                @if labelled.contains(&i) {
+                    text.axis x=(c(x)) y=(c(MT + ph + 14.0)) text-anchor="middle" { (axis_us(b.lo)) }
+                }
+            }
+            @if let Some(last) = bins.last().filter(|_| labelled.contains(&bins.len())) {
+                @if let Some(hi) = last.hi {
+                    text.axis x=(c(ML + pw)) y=(c(MT + ph + 14.0)) text-anchor="middle" { (axis_us(hi)) }
+                }
+            }
+            @for (k, m) in markers.iter().enumerate() {
+                @let x = ML + pos(m.at) * bw;
+                line class=(format!("marker {}", m.class)) x1=(c(x)) y1=(c(MT)) x2=(c(x)) y2=(c(MT + ph)) {}
+                text class=(format!("mlabel {}", m.class)) x=(c(x + 3.0)) y=(c(MT + 10.0 + 11.0 * k as f64)) { (m.label) }
+            }
+        }
+    }
+}
+
+fn bin_label(b: &Bin) -> String {
+    match b.hi {
+        Some(hi) => format!("{} – {}", axis_us(b.lo), axis_us(hi)),
+        None => format!("≥ {}", axis_us(b.lo)),
+    }
+}
+
+/// Bins on a 1-2-5 log scale (`[0,1) [1,2) [2,5) [5,10) …`) up to the first edge above the
+/// largest value and above `at_least` (so a threshold marker falls inside the chart).
+pub fn log_bins(values_us: &[f64], at_least: f64) -> Vec<(f64, Option<f64>)> {
+    let max = values_us.iter().copied().fold(at_least, f64::max);
+    let mut edges = vec![0.0, 1.0];
+    let mut mag = 1.0;
+    while *edges.last().unwrap_or(&0.0) <= max {
+        for m in [2.0, 5.0, 10.0] {
+            edges.push(mag * m);
+            if mag * m > max {
+                break;
+            }
+        }
+        mag *= 10.0;
+    }
+    edges.windows(2).map(|w| (w[0], Some(w[1]))).collect()
+}
+
+/// Counts `values` into `bins` (`[lo, hi)`; `hi` None is open).
+pub fn count_into(values: &[f64], bins: &[(f64, Option<f64>)]) -> Vec<u64> {
+    let mut counts = vec![0u64; bins.len()];
+    for &v in values {
+        let i = bins.iter().position(|&(_, hi)| hi.is_none_or(|hi| v < hi)).unwrap_or(bins.len() - 1);
+        counts[i] += 1;
+    }
+    counts
+}
+
+/// One line of a per-replay chart.
+pub struct Series<'a> {
+    /// Legend label.
+    pub name: &'a str,
+    /// CSS class giving its colour.
+    pub class: &'a str,
+    /// (x, y) points, x ascending.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart of per-replay values. Up to one point per pixel column each point is drawn; past
+/// that each column shows the min–max range of its points and a line through their medians.
+pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line: bool) -> Markup {
+    let pw = CHART_W - ML - MR;
+    let ph = CHART_H - MT - MB;
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for &(x, y) in all {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        return html! { p.note { (title) ": no values" } };
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let yt = ticks(0.0, if y1 > 0.0 { y1 } else { 1.0 }, 4);
+    let ymax = yt.last().copied().filter(|&t| t >= y1).unwrap_or(y1.max(1.0));
+    let px = |x: f64| ML + (x - x0) / (x1 - x0) * pw;
+    let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
+    let columns = pw as usize;
+    html! {
+        svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
+            text.ctitle x=(c(ML)) y="14" { (title) }
+            @for t in &yt {
+                line.gridline x1=(c(ML)) y1=(c(py(*t))) x2=(c(ML + pw)) y2=(c(py(*t))) {}
+                text.axis x=(c(ML - 4.0)) y=(c(py(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
+            }
+            @for t in ticks(x0, x1, 6) {
+                text.axis x=(c(px(t))) y=(c(MT + ph + 14.0)) text-anchor="middle" { (t) }
+            }
+            text.axis x=(c(ML + pw / 2.0)) y=(c(CHART_H - 4.0)) text-anchor="middle" { (x_label) }
+            @for s in series {
+                @if s.points.len() <= columns {
+                    polyline class=(format!("series {}", s.class)) points=(s.points.iter().map(|&(x, y)| format!("{},{}", c(px(x)), c(py(y)))).collect::<Vec<_>>().join(" ")) {}
+                    @if s.points.len() <= columns / 3 {
+                        @for &(x, y) in &s.points {
+                            circle class=(format!("dot {}", s.class)) cx=(c(px(x))) cy=(c(py(y))) r="2" { title { (x) ": " (human_us(y)) } }
+                        }
+                    }
+                } @else {
+                    @let cols = per_column(&s.points, x0, x1, columns);
+                    path class=(format!("band {}", s.class)) d=(cols.iter().map(|(col, lo, hi, _)| format!("M{} {}V{}", c(ML + *col as f64 + 0.5), c(py(*lo)), c(py(*hi)))).collect::<String>()) {}
+                    polyline class=(format!("series {}", s.class)) points=(cols.iter().map(|(col, _, _, med)| format!("{},{}", c(ML + *col as f64 + 0.5), c(py(*med)))).collect::<Vec<_>>().join(" ")) {}
+                }
+                @if median_line {
+                    @if let Some(m) = percentile(&sorted(s.points.iter().map(|p| p.1)), 50.0) {
+                        line class=(format!("median {}", s.class)) x1=(c(ML)) y1=(c(py(m))) x2=(c(ML + pw)) y2=(c(py(m))) { title { "median " (human_us(m)) } }
+                    }
+                }
+            }
+            @if series.len() > 1 {
+                @for (k, s) in series.iter().enumerate() {
+                    rect class=(format!("swatch {}", s.class)) x=(c(ML + pw - 150.0)) y=(c(MT + 2.0 + 13.0 * k as f64)) width="10" height="10" {}
+                    text.axis x=(c(ML + pw - 136.0)) y=(c(MT + 11.0 + 13.0 * k as f64)) { (s.name) }
+                }
+            }
+        }
+    }
+}
+
+/// The values, sorted.
+pub fn sorted(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Per pixel column: (column, min, max, median) of the points falling in it.
+fn per_column(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(usize, f64, f64, f64)> {
+    let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); columns];
+    for &(x, y) in points {
+        let col = (((x - x0) / (x1 - x0)) * columns as f64) as usize;
+        buckets[col.min(columns - 1)].push(y);
+    }
+    buckets
+        .into_iter()
+        .enumerate()
+        .filter(|(_, b)| !b.is_empty())
+        .map(|(i, mut b)| {
+            b.sort_by(f64::total_cmp);
+            (i, b[0], b[b.len() - 1], percentile(&b, 50.0).unwrap_or(b[0]))
+        })
+        .collect()
+}
+
+/// Box plots side by side, one per group: box p25–p75, line at the median, whiskers p1–p99, and
+/// the samples themselves as a thin strip when there are few enough to see.
+pub fn box_plots(title: &str, groups: &[(&str, &str, &[f64])]) -> Markup {
+    let pw = CHART_W - ML - MR;
+    let ph = CHART_H - MT - MB;
+    let sorted: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|(_, _, v)| {
+            let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            v.sort_by(f64::total_cmp);
+            v
+        })
+        .collect();
+    let top = sorted.iter().filter_map(|v| percentile(v, 99.0)).fold(0.0f64, f64::max);
+    let yt = ticks(0.0, if top > 0.0 { top } else { 1.0 }, 4);
+    let ymax = yt.last().copied().filter(|&t| t >= top).unwrap_or(top.max(1.0));
+    let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
+    let gw = pw / groups.len().max(1) as f64;
+    html! {
+        svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
+            text.ctitle x=(c(ML)) y="14" { (title) }
+            @for t in &yt {
+                line.gridline x1=(c(ML)) y1=(c(py(*t))) x2=(c(ML + pw)) y2=(c(py(*t))) {}
+                text.axis x=(c(ML - 4.0)) y=(c(py(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
+            }
+            @for (i, ((label, class, _), v)) in groups.iter().zip(&sorted).enumerate() {
+                @let cx = ML + gw * (i as f64 + 0.5);
+                @let q = |p: f64| percentile(v, p).unwrap_or(0.0);
+                text.axis x=(c(cx)) y=(c(MT + ph + 14.0)) text-anchor="middle" { (label) " (" (v.len()) ")" }
+                @if !v.is_empty() {
+                    @if v.len() <= 2000 {
+                        @for (k, y) in v.iter().enumerate() {
+                            // A fixed spread by rank, not random: the same input draws the same page.
+                            circle class=(format!("sample {class}")) cx=(c(cx + gw * 0.3 + ((k * 7919) % 100) as f64 * gw * 0.0015)) cy=(c(py(*y))) r="1.5" {}
+                        }
+                    }
+                    line class=(format!("whisker {class}")) x1=(c(cx)) y1=(c(py(q(1.0)))) x2=(c(cx)) y2=(c(py(q(99.0)))) {}
+                    rect class=(format!("box {class}")) x=(c(cx - gw * 0.18)) y=(c(py(q(75.0)))) width=(c(gw * 0.36)) height=(c((py(q(25.0)) - py(q(75.0))).max(1.0))) {
+                        title { (label) ": p25 " (human_us(q(25.0))) ", p50 " (human_us(q(50.0))) ", p75 " (human_us(q(75.0))) ", p99 " (human_us(q(99.0))) }
+                    }
+                    line class=(format!("median {class}")) x1=(c(cx - gw * 0.18)) y1=(c(py(q(50.0)))) x2=(c(cx + gw * 0.18)) y2=(c(py(q(50.0)))) {}
+                    text.count x=(c(cx - gw * 0.2)) y=(c(py(q(50.0)) + 4.0)) text-anchor="end" { (human_us(q(50.0))) }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(ticks(0.0, 33.0, 5), vec![0.0, 10.0, 20.0, 30.0]);
+        assert_eq!(ticks(0.0, 1.0, 4), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    }
+
+    #[test]
+    fn log_bins_cover_every_value() {
+        let values = [0.3, 4.0, 73.0, 199.133];
+        let bins = log_bins(&values, 0.0);
+        assert_eq!(bins.first().unwrap().0, 0.0);
+        assert!(bins.last().unwrap().1.unwrap() > 199.133);
+        // Edges 0,1,2,5,10,20,50,100,200: 0.3 → [0,1), 4 → [2,5), 73 → [50,100), 199 → [100,200).
+        assert_eq!(bins.len(), 8);
+        assert_eq!(count_into(&values, &bins), vec![1, 0, 1, 0, 0, 0, 1, 1]);
+        assert_eq!(log_bins(&[3.0], 100.0).last().unwrap().1, Some(200.0));
+    }
+}

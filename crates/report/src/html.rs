@@ -1,0 +1,415 @@
+//! One self-contained HTML page (inline CSS, inline SVG, one small inline script; nothing loaded
+//! from anywhere): the verdict and checks, the GPU timeline with the long gaps and the replays,
+//! histograms of launch durations and gap lengths, per-replay figures, and for `check` the host
+//! cost per phase side by side.
+
+use launchguard_analysis::intervals::{mean, percentile};
+use launchguard_analysis::model::Analysis;
+use launchguard_analysis::Status;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
+use crate::findings::Findings;
+use crate::terminal::{human_bytes, human_us};
+use crate::timeline_svg::timeline;
+use crate::{value_text, Export, View};
+
+/// The HTML report.
+pub struct Html;
+
+impl Export for Html {
+    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
+        let findings = match (view.timeline, view.analysis) {
+            (Some(t), Some(a)) => Some(Findings::new(t, a)?),
+            _ => None,
+        };
+        Ok(page(view, findings.as_ref()).into_string().into_bytes())
+    }
+}
+
+const CSS: &str = include_str!("html.css");
+const SCRIPT: &str = include_str!("html.js");
+
+fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
+    let verdict = view.verdict.as_str();
+    let title = match view.analysis {
+        Some(a) => format!(
+            "launchguard {}: {} — {}",
+            view.command,
+            verdict.to_uppercase(),
+            file_name(&a.source.path)
+        ),
+        None => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
+    };
+    // The result document, for whoever wants the numbers; `</` escaped so it cannot end the script.
+    let document = serde_json::to_string(view.document).unwrap_or_default().replace("</", "<\\/");
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                header {
+                    h1 { "launchguard " (view.command) " " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
+                    @if let Some(r) = view.reason { p.reason { (r) } }
+                    @if let Some(a) = view.analysis { (source_line(a)) }
+                }
+                @if let Some(a) = view.analysis { (figures(a)) }
+                (checks(view))
+                @if let (Some(a), Some(f)) = (view.analysis, f) {
+                    (timelines(a, f))
+                    (histograms(view, a, f))
+                    (replays(a))
+                }
+                @if !view.phases.is_empty() { (phases(view)) }
+                @if let Some(a) = view.analysis {
+                    @if !a.warnings.is_empty() {
+                        section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (w) } } } }
+                    }
+                }
+                footer { "launchguard " (env!("CARGO_PKG_VERSION")) " · the numbers behind this page are in the JSON document embedded in it (#launchguard-document)" }
+                script type="application/json" id="launchguard-document" { (PreEscaped(document)) }
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+fn source_line(a: &Analysis) -> Markup {
+    let s = &a.source;
+    let devices: Vec<String> = a
+        .devices
+        .iter()
+        .map(|d| match &d.name {
+            Some(n) => format!("GPU {} ({n})", d.device),
+            None => format!("GPU {}", d.device),
+        })
+        .collect();
+    html! {
+        p.source {
+            code { (s.path) } " · " (human_bytes(s.bytes)) @if s.gzip { " gzip" } " · " (s.events) " events"
+            @if let Some(p) = &a.trace.profiler { " · " (p) }
+            @if let (Some(r), Some(w)) = (a.trace.rank, a.trace.world_size) { " · rank " (r) " of " (w) }
+            @if !devices.is_empty() { " · " (devices.join(", ")) }
+            @if let Some(w) = &a.within { " · within spans matching " code { (w) } }
+        }
+    }
+}
+
+fn opt_us(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), human_us)
+}
+
+fn figures(a: &Analysis) -> Markup {
+    let g = &a.graph_launches;
+    let r = &a.replay_summary;
+    html! {
+        section.cards {
+            @for d in &a.devices {
+                @let f = &d.figures;
+                div.card {
+                    div.k { "GPU " (d.device) " occupancy" }
+                    div.v { (format!("{:.1}%", f.occupancy * 100.0)) }
+                    div.s { "busy " (human_us(f.busy_us)) " of " (human_us(f.window_us)) }
+                }
+                div.card {
+                    div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) }
+                    div.v { (f.gaps.over_threshold) }
+                    div.s { "of " (f.gaps.count) " gaps; longest " (human_us(f.gaps.max_us)) }
+                }
+            }
+            div.card {
+                div.k { "graph launch (host call)" }
+                @if g.count > 0 {
+                    div.v { (opt_us(g.mean_us)) }
+                    div.s { "mean of " (g.count) " × " (g.apis.join("/")) "; p50 " (opt_us(g.p50_us)) ", p99 " (opt_us(g.p99_us)) }
+                } @else {
+                    div.v { "none" }
+                    div.s { "no graph launch in the trace" }
+                }
+            }
+            @if r.count > 0 {
+                div.card {
+                    div.k { "replays" }
+                    div.v { (r.count) }
+                    div.s { (r.kernels_mode.map_or("no".to_string(), |k| k.to_string())) " GPU activities each; launch→first kernel p50 " (opt_us(r.latency_p50_us)) ", GPU span p50 " (opt_us(r.gpu_span_p50_us)) }
+                }
+            }
+        }
+    }
+}
+
+fn checks(view: &View<'_>) -> Markup {
+    html! {
+        section {
+            h2 { "Checks" }
+            table.checks {
+                thead { tr { th { "" } th { "check" } th.num { "value" } th.num { "limit" } th { "result" } } }
+                tbody {
+                    @for c in view.checks {
+                        tr class=(format!("s-{}", c.status.as_str())) {
+                            td { span class=(format!("pill p-{}", c.status.as_str())) { (c.status.as_str()) } }
+                            td { code { (c.id) } }
+                            td.num { (value_text(&c.value)) }
+                            td.num { (value_text(&c.limit)) }
+                            td {
+                                (c.message)
+                                @if let Some(h) = &c.hint {
+                                    @if c.status >= Status::Warn { div.hint { "hint: " (h) } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn timelines(a: &Analysis, f: &Findings) -> Markup {
+    let Some((t0, t1)) = f.extent() else { return html! {} };
+    let extent = t1 - t0;
+    // Zoom on the longest gap over the threshold, wide enough to show the replays around it.
+    let longest = f.devices.iter().flat_map(|d| d.long_gaps(f.threshold_ns)).max_by_key(|(s, e)| (e - s, -s));
+    let zoom = longest.and_then(|(s, e)| {
+        let width = ((e - s) * 12).max(1_000_000);
+        (width * 4 <= extent).then(|| {
+            let mid = s + (e - s) / 2;
+            let lo = (mid - width / 2).clamp(t0, t1 - width);
+            ((lo, lo + width), (s, e))
+        })
+    });
+    let over: u64 = a.devices.iter().map(|d| d.figures.gaps.over_threshold).sum();
+    html! {
+        section {
+            h2 { "GPU timeline" }
+            p.note {
+                (human_us(extent as f64 / 1000.0)) " from the first GPU activity to the last; each pixel column shows the busy fraction of its "
+                (human_us(extent as f64 / 1000.0 / crate::timeline_svg::PLOT_W))
+                ". " span.key.gapkey { } " " (over) " gap(s) over " (charts::axis_us(f.threshold_us))
+                @if !f.replays.is_empty() { ", " span.key.replaykey { } " " (f.replays.len()) " graph replay(s)" }
+                ". Hover for the time."
+            }
+            (timeline(f, (t0, t1), t0, "GPU timeline"))
+            @if let Some(((z0, z1), (gs, ge))) = zoom {
+                p.note {
+                    "Zoom: " (human_us((z1 - z0) as f64 / 1000.0)) " around the longest gap ("
+                    (human_us((ge - gs) as f64 / 1000.0)) " at " (human_us((gs - t0) as f64 / 1000.0)) ")."
+                }
+                (timeline(f, (z0, z1), t0, "GPU timeline, zoomed on the longest gap"))
+            }
+        }
+    }
+}
+
+fn histograms(view: &View<'_>, a: &Analysis, f: &Findings) -> Markup {
+    let launches: Vec<f64> = a.replays.iter().map(|r| r.launch_us).filter(|v| v.is_finite()).collect();
+    let gaps: Vec<f64> =
+        f.devices.iter().flat_map(|d| d.gaps.iter().map(|(s, e)| (e - s) as f64 / 1000.0)).collect();
+    let limit = view.checks.iter().find(|c| c.id == "graph_launch").and_then(|c| c.limit.as_f64());
+    html! {
+        section {
+            h2 { "Distributions" }
+            div.grid {
+                @if !launches.is_empty() { (launch_histogram(&launches, limit)) }
+                @if !gaps.is_empty() {
+                    @let bins = log_bins(&gaps, f.threshold_us);
+                    @let counts = count_into(&gaps, &bins);
+                    @let bars: Vec<Bin> = bins.iter().zip(counts).map(|(&(lo, hi), count)| Bin { lo, hi, count, hot: lo >= f.threshold_us }).collect();
+                    @let marker = [Marker { at: f.threshold_us, label: "threshold", class: "m-limit" }];
+                    (histogram(&format!("GPU idle gaps ({}), log scale", gaps.len()), &bars, &marker, true, "gaps"))
+                }
+            }
+        }
+    }
+}
+
+fn launch_histogram(values: &[f64], limit: Option<f64>) -> Markup {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let p99 = percentile(&sorted, 99.0).unwrap_or(0.0);
+    let max = *sorted.last().unwrap_or(&0.0);
+    // Linear bins up to just past p99 (and the limit); a far outlier goes to an open last bin
+    // instead of squashing every other bar.
+    let top_wanted =
+        if max <= p99 * 1.5 { max } else { p99 * 1.1 }.max(limit.filter(|l| *l <= max * 2.0).unwrap_or(0.0));
+    let ticks = charts::ticks(0.0, top_wanted.max(1.0), 30);
+    let step = if ticks.len() > 1 { ticks[1] - ticks[0] } else { 1.0 };
+    let n = ((top_wanted / step).floor() as usize + 1).max(1);
+    let mut bins: Vec<(f64, Option<f64>)> =
+        (0..n).map(|i| (i as f64 * step, Some((i + 1) as f64 * step))).collect();
+    if max >= n as f64 * step {
+        bins.push((n as f64 * step, None));
+    }
+    let counts = count_into(values, &bins);
+    let bars: Vec<Bin> = bins
+        .iter()
+        .zip(counts)
+        .map(|(&(lo, hi), count)| Bin { lo, hi, count, hot: limit.is_some_and(|l| lo >= l) })
+        .collect();
+    let m = mean(values).unwrap_or(0.0);
+    let p50 = percentile(&sorted, 50.0).unwrap_or(0.0);
+    let (lm, l50, l99) =
+        (format!("mean {}", human_us(m)), format!("p50 {}", human_us(p50)), format!("p99 {}", human_us(p99)));
+    let mut markers = vec![
+        Marker { at: m, label: &lm, class: "m-mean" },
+        Marker { at: p50, label: &l50, class: "m-p50" },
+        Marker { at: p99, label: &l99, class: "m-p99" },
+    ];
+    if let Some(l) = limit {
+        markers.push(Marker { at: l, label: "limit", class: "m-limit" });
+    }
+    histogram(&format!("graph-launch call durations ({})", values.len()), &bars, &markers, false, "launches")
+}
+
+fn replays(a: &Analysis) -> Markup {
+    if a.replays.is_empty() {
+        return html! {};
+    }
+    let series = |get: &dyn Fn(&launchguard_analysis::model::Replay) -> Option<f64>| -> Vec<(f64, f64)> {
+        a.replays
+            .iter()
+            .filter_map(|r| get(r).filter(|v| v.is_finite()).map(|v| (r.index as f64, v)))
+            .collect()
+    };
+    let chart = |title: &str, class: &str, points: Vec<(f64, f64)>| {
+        line_chart(title, &[Series { name: title, class, points }], "replay", true)
+    };
+    let t0 = a.replays.iter().map(|r| r.launch_start_us).fold(f64::INFINITY, f64::min);
+    const ROWS: usize = 2000;
+    html! {
+        section {
+            h2 { "Per replay" }
+            div.grid {
+                (chart("graph-launch call (host)", "c-launch", series(&|r| Some(r.launch_us))))
+                (chart("launch start → first kernel", "c-latency", series(&|r| r.launch_to_first_kernel_us)))
+                (chart("GPU span (first kernel → last)", "c-span", series(&|r| r.gpu_span_us)))
+                (chart("GPU idle just before the replay", "c-idle", series(&|r| r.idle_before_us)))
+            }
+            details {
+                summary { "All " (a.replays.len()) " replays as a table" @if a.replays.len() > ROWS { " (first " (ROWS) ")" } }
+                table.replays {
+                    thead { tr { th.num { "#" } th.num { "correlation" } th.num { "launch at" } th.num { "launch call" } th.num { "kernels" } th.num { "→ first kernel" } th.num { "GPU span" } th.num { "idle before" } } }
+                    tbody {
+                        @for r in a.replays.iter().take(ROWS) {
+                            tr {
+                                td.num { (r.index) }
+                                td.num { (r.correlation.map_or("–".to_string(), |c| c.to_string())) }
+                                td.num { (human_us(r.launch_start_us - t0)) }
+                                td.num { (human_us(r.launch_us)) }
+                                td.num { (r.kernels) }
+                                td.num { (opt_us(r.launch_to_first_kernel_us)) }
+                                td.num { (opt_us(r.gpu_span_us)) }
+                                td.num { (opt_us(r.idle_before_us)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn phases(view: &View<'_>) -> Markup {
+    let groups: Vec<(&str, String, &[f64])> =
+        view.phases.iter().enumerate().map(|(i, p)| (p.label, format!("ph{}", i % 4), p.host_us)).collect();
+    let boxes: Vec<(&str, &str, &[f64])> = groups.iter().map(|(l, c, v)| (*l, c.as_str(), *v)).collect();
+    let series: Vec<Series> = groups
+        .iter()
+        .map(|(l, c, v)| Series {
+            name: l,
+            class: c,
+            points: v.iter().enumerate().map(|(i, y)| (i as f64, *y)).collect(),
+        })
+        .collect();
+    html! {
+        section {
+            h2 { "Host cost per replay, by phase" }
+            table.checks {
+                thead { tr { th { "phase" } th.num { "replays" } th.num { "host p50" } th.num { "host p99" } th.num { "mean" } th.num { "GPU per replay" } } }
+                tbody {
+                    @for p in view.phases {
+                        @let v = charts::sorted(p.host_us.iter().copied());
+                        tr {
+                            td { (p.label) }
+                            td.num { (v.len()) }
+                            td.num { (opt_us(percentile(&v, 50.0))) }
+                            td.num { (opt_us(percentile(&v, 99.0))) }
+                            td.num { (opt_us(mean(&v))) }
+                            td.num { (opt_us(p.gpu_us_per_replay)) }
+                        }
+                    }
+                }
+            }
+            div.grid {
+                (box_plots("host µs per replay (box p25–p75, whiskers p1–p99)", &boxes))
+                (line_chart("host µs per replay, in order", &series, "replay", false))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::view_with_checks;
+    use crate::PhaseSamples;
+    use launchguard_analysis::{Check, Verdict};
+
+    #[test]
+    fn check_view_renders_its_phases_side_by_side() {
+        let checks = vec![Check::new(
+            "overhead",
+            Status::Fail,
+            Some(3.1),
+            Some(2.0),
+            "profiler adds 3.1× <host> cost",
+        )];
+        let before: Vec<f64> = (0..100).map(|i| 20.0 + (i % 7) as f64).collect();
+        let on: Vec<f64> = (0..100).map(|i| 60.0 + (i % 5) as f64).collect();
+        let after: Vec<f64> = (0..100).map(|i| 21.0 + (i % 3) as f64).collect();
+        let phases = [
+            PhaseSamples { label: "before", host_us: &before, gpu_us_per_replay: Some(250.0) },
+            PhaseSamples { label: "profiled", host_us: &on, gpu_us_per_replay: Some(251.0) },
+            PhaseSamples { label: "after", host_us: &after, gpu_us_per_replay: None },
+        ];
+        let doc = serde_json::json!({"schema": "launchguard.check/1", "note": "</script><b>"});
+        let mut view = view_with_checks(&checks, &doc);
+        view.command = "check";
+        view.phases = &phases;
+        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        assert!(html.contains("Host cost per replay, by phase"));
+        for label in ["before (100)", "profiled (100)", "after (100)"] {
+            assert!(html.contains(label), "box plot labelled {label}");
+        }
+        // Three boxes and three lines, one per phase.
+        assert_eq!(html.matches("class=\"box ph").count(), 3);
+        assert_eq!(html.matches("class=\"series ph").count(), 3);
+        // before: values 20..26 cycling, p50 = 23 (sorted, the 50th and 51st are both 23).
+        assert!(html.contains("<td class=\"num\">23.0 µs</td>"), "before p50");
+        // Text is escaped; the embedded document cannot close its script early.
+        assert!(html.contains("profiler adds 3.1× &lt;host&gt; cost"));
+        assert_eq!(html.matches("</script>").count(), 2);
+        assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+
+    #[test]
+    fn no_trace_no_timeline() {
+        let checks = vec![Check::new("torch", Status::Skip, None, None, "no GPU")];
+        let doc = serde_json::json!({});
+        let mut view = view_with_checks(&checks, &doc);
+        view.verdict = Verdict::Skip;
+        view.reason = Some("no GPU on this machine");
+        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        assert!(html.contains("no GPU on this machine") && !html.contains("GPU timeline"));
+        assert!(html.contains("class=\"verdict v-skip\""));
+    }
+}

@@ -1,0 +1,101 @@
+//! JUnit XML: one testcase per check, so CI systems (GitHub test reporters, GitLab, Jenkins) show
+//! each check as a test. Failed checks are failures carrying their message, value and limit;
+//! skipped checks are skipped; a warning passes but keeps its message in `system-out`.
+
+use launchguard_analysis::Status;
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::{value_text, Export, View};
+
+/// JUnit XML report.
+pub struct Junit;
+
+impl Export for Junit {
+    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
+        let classname = format!("launchguard.{}", view.command);
+        let mut suite = TestSuite::new(format!("launchguard {}", view.command));
+        suite.add_property(Property::new("verdict", view.verdict.as_str()));
+        if let Some(a) = view.analysis {
+            suite.add_property(Property::new("trace", a.source.path.as_str()));
+        }
+        if let Some(r) = view.reason {
+            suite.add_property(Property::new("reason", r));
+        }
+        for c in view.checks {
+            let figures = format!("value: {}; limit: {}", value_text(&c.value), value_text(&c.limit));
+            let mut status = match c.status {
+                Status::Pass | Status::Warn => TestCaseStatus::success(),
+                Status::Fail => {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_type("fail");
+                    s
+                }
+                Status::Skip => TestCaseStatus::skipped(),
+            };
+            if c.status >= Status::Fail || c.status == Status::Skip {
+                status.set_message(c.message.as_str());
+                let mut body = figures.clone();
+                if let Some(h) = &c.hint {
+                    body.push_str(&format!("\nhint: {h}"));
+                }
+                status.set_description(body);
+            }
+            let mut case = TestCase::new(c.id.as_str(), status);
+            case.set_classname(classname.as_str());
+            case.add_property(Property::new("status", c.status.as_str()));
+            for (name, v) in [("value", &c.value), ("limit", &c.limit)] {
+                if !v.is_null() {
+                    case.add_property(Property::new(name, value_text(v)));
+                }
+            }
+            if c.status == Status::Warn {
+                let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
+                case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
+            }
+            suite.add_test_case(case);
+        }
+        let mut report = Report::new("launchguard");
+        report.add_test_suite(suite);
+        let mut out = Vec::new();
+        report.serialize(&mut out)?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::view_with_checks;
+    use launchguard_analysis::Check;
+
+    #[test]
+    fn one_testcase_per_check_with_failures_and_skips() {
+        let checks = vec![
+            Check::new("occupancy", Status::Fail, Some(0.706), Some(0.8), "busy 70.6% <b>&"),
+            Check::new("gaps", Status::Warn, Some(7.0), Some(5.0), "7 gaps").with_hint("look"),
+            Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
+            Check::new("trace_complete", Status::Pass, Some(9466.0), None, "9466 events read"),
+        ];
+        let doc = serde_json::json!({});
+        let xml = Junit.render(&view_with_checks(&checks, &doc)).unwrap();
+        let xml = String::from_utf8(xml).unwrap();
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+        let root = doc.root_element();
+        assert_eq!(root.tag_name().name(), "testsuites");
+        assert_eq!(root.attribute("tests"), Some("4"));
+        assert_eq!(root.attribute("failures"), Some("1"));
+        let cases: Vec<_> = root.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+        let names: Vec<_> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+        assert_eq!(names, ["occupancy", "gaps", "graph_launch", "trace_complete"]);
+        let child = |i: usize, tag: &str| cases[i].children().find(|n| n.has_tag_name(tag));
+        let failure = child(0, "failure").expect("failed check is a failure");
+        assert_eq!(failure.attribute("message"), Some("busy 70.6% <b>&"));
+        assert!(failure.text().unwrap().contains("value: 0.706; limit: 0.8"));
+        assert!(
+            child(1, "failure").is_none()
+                && child(1, "system-out").unwrap().text().unwrap().contains("warn: 7 gaps")
+        );
+        assert_eq!(child(2, "skipped").unwrap().attribute("message"), Some("no graph launch"));
+        assert!(child(3, "failure").is_none() && child(3, "skipped").is_none());
+    }
+}
