@@ -3,7 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use launchguard_report::{json::Json, terminal::Terminal, write_atomic, Export, View};
+use launchguard_report::annotate::AnnotatedTrace;
+use launchguard_report::html::Html;
+use launchguard_report::junit::Junit;
+use launchguard_report::markdown::Markdown;
+use launchguard_report::{json::Json, terminal::Terminal, write_atomic_with, Export, View};
 
 use crate::cli::{Format, ReportArgs};
 
@@ -12,8 +16,11 @@ pub fn emit(
     view: &View<'_>,
     format: Format,
     reports: &ReportArgs,
-    _trace: Option<&Path>,
+    trace: Option<&Path>,
 ) -> anyhow::Result<()> {
+    // Render the files first: a report that cannot be written is an error (exit 2) before
+    // anything is printed as if all went well.
+    write_reports(view, reports, trace)?;
     let stdout: Box<dyn Export> = match format {
         Format::Text => Box::new(Terminal),
         Format::Json => Box::new(Json),
@@ -26,6 +33,54 @@ pub fn emit(
             return Err(e.into());
         }
     }
-    let _ = (reports, write_atomic);
     Ok(())
+}
+
+fn write_reports(view: &View<'_>, reports: &ReportArgs, trace: Option<&Path>) -> anyhow::Result<()> {
+    let annotate = match (&reports.annotate_trace, trace) {
+        (Some(path), Some(input)) => Some((
+            path,
+            AnnotatedTrace { input, gzip: path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) },
+        )),
+        (Some(_), None) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
+        (None, _) => None,
+    };
+    let mut jobs: Vec<(&Path, &dyn Export, &str)> = Vec::new();
+    if let Some(p) = &reports.junit {
+        jobs.push((p, &Junit, "--junit"));
+    }
+    if let Some(p) = &reports.markdown {
+        jobs.push((p, &Markdown, "--markdown"));
+    }
+    if let Some(p) = &reports.html {
+        jobs.push((p, &Html, "--html"));
+    }
+    if let Some((p, a)) = &annotate {
+        jobs.push((p, a, "--annotate-trace"));
+    }
+    for (i, (path, _, flag)) in jobs.iter().enumerate() {
+        if let Some(input) = trace {
+            // The input is never modified, not even by a report written over it.
+            anyhow::ensure!(
+                !same_file(path, input),
+                "{flag} {} is the input trace; refusing to overwrite it",
+                path.display()
+            );
+        }
+        if let Some((_, _, other)) = jobs[..i].iter().find(|(p, _, _)| same_file(p, path)) {
+            anyhow::bail!("{other} and {flag} both write {}", path.display());
+        }
+    }
+    for (path, export, _) in jobs {
+        write_atomic_with(path, |w| export.write_to(view, w))?;
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file (or would: equal paths of files not yet there).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
