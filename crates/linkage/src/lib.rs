@@ -40,6 +40,8 @@
 //! # Ok::<(), launchguard_linkage::LinkageError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod classify;
 mod elf;
 mod error;

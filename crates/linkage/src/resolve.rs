@@ -149,10 +149,11 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
         let needed = c.objects[id].info.needed.clone();
         for name in needed {
             // A name with a slash is a path: glibc expands its tokens before matching it.
-            let key = match name.contains('/') {
-                true => expand_dst(&name, &Dst { origin: c.objects[id].origin(), platform: &platform })
-                    .unwrap_or_else(|| name.clone()),
-                false => name.clone(),
+            let key = if name.contains('/') {
+                expand_dst(&name, &Dst { origin: c.objects[id].origin(), platform: &platform })
+                    .unwrap_or_else(|| name.clone())
+            } else {
+                name.clone()
             };
             let known = match loaded(&c.objects, &key) {
                 Some(to) => Some(Ok(to)),

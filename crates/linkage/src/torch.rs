@@ -5,12 +5,16 @@
 //! interpreter of the image may run, so the usual site-packages locations are searched instead.
 
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::error::LinkageError;
 use crate::rootfs::RootFs;
 
 /// The libraries whose closures decide the profiler backend, in inspection order.
 pub const TORCH_LIBRARIES: [&str; 3] = ["libtorch_cpu.so", "libtorch_cuda.so", "libtorch_hip.so"];
+
+/// How long the interpreter may take to say where torch is (it normally takes well under 1 s).
+const PYTHON_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Prints torch's spec as JSON, or `null`. find_spec on a top-level name imports nothing.
 const FIND_SPEC: &str = "import importlib.util, json
@@ -20,11 +24,25 @@ print(json.dumps(None if s is None else {'origin': s.origin, 'locations': list(s
 /// Asks `python` where the torch package directory is.
 pub fn ask_python(python: &str) -> Result<String, LinkageError> {
     let fail = |reason: String| LinkageError::Python { python: python.to_string(), reason };
-    let out = Command::new(python)
+    let mut child = Command::new(python)
         .args(["-c", FIND_SPEC])
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| fail(e.to_string()))?;
+    // A broken environment (a .pth file that blocks, a wrapper waiting for input) must not hang
+    // the guard; the answer is small, so the pipes cannot fill while we wait.
+    let started = Instant::now();
+    while child.try_wait().map_err(|e| fail(e.to_string()))?.is_none() {
+        if started.elapsed() > PYTHON_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(fail(format!("it did not answer within {} s", PYTHON_TIMEOUT.as_secs())));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
