@@ -21,6 +21,10 @@
 //! (nvperf, roctx, rocprofiler-register, rocprofiler-sdk's tool/roctx/attach libraries,
 //! rocprofiler v1) by name, for use on `/proc/<pid>/maps` paths.
 //!
+//! Libraries preloaded into every process (`/etc/ld.so.preload`, `LD_PRELOAD`) are not part of
+//! the closure; they are named in [`LinkageReport::notes`], with their kind when they are
+//! profiler libraries.
+//!
 //! Linkage explains; it does not judge: whether a backend fails the guard is
 //! `linkage.forbid` configuration ([`forbidden`]). Nothing is silently unknown: unresolved names
 //! are in [`LinkageReport::unresolved`] and unreadable or suspect files in
@@ -141,6 +145,7 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
             "LD_LIBRARY_PATH={llp} is applied (after RPATH, before RUNPATH), as the loader would"
         ));
     }
+    notes.extend(preload_notes(&fs, opts.root.is_none()));
     let env = SearchEnv::new(fs, ld_library_path);
 
     let mut closures = Vec::new();
@@ -168,6 +173,32 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         problems,
         notes,
     ))
+}
+
+/// Libraries the loader puts into every process before any DT_NEEDED (`/etc/ld.so.preload`,
+/// and `LD_PRELOAD` on this machine): not part of what torch links, but in the process all the
+/// same, so they are named, profiler libraries first among equals.
+fn preload_notes(fs: &RootFs, use_env: bool) -> Vec<String> {
+    let mut sources: Vec<(&str, String)> = Vec::new();
+    if let Ok(text) = fs.resolve("/etc/ld.so.preload").and_then(std::fs::read_to_string) {
+        sources.push(("/etc/ld.so.preload", text));
+    }
+    if use_env {
+        if let Ok(text) = std::env::var("LD_PRELOAD") {
+            sources.push(("LD_PRELOAD", text));
+        }
+    }
+    let mut notes = Vec::new();
+    for (source, text) in sources {
+        for entry in text.split([' ', '\t', '\n', ':']).filter(|e| !e.is_empty() && !e.starts_with('#')) {
+            let what = match classify_library_name(entry) {
+                Some(lib) => format!(" — a {} library, in every process whatever torch links", lib.kind),
+                None => String::new(),
+            };
+            notes.push(format!("{source} preloads {entry}{what}"));
+        }
+    }
+    notes
 }
 
 /// Checks `linkage.forbid` entries: a backend name (`roctracer`, `rocprofiler-sdk`, `cupti`,

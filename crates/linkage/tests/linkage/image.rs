@@ -90,6 +90,17 @@ fn image_without_cache_explains_the_miss() {
     );
     assert!(reason.contains("run ldconfig"), "{reason}");
     assert!(r.notes.iter().any(|n| n.contains("no /etc/ld.so.cache")));
+
+    // A preloaded profiler library is in every process of the image: named, not hidden.
+    std::fs::write(f.path("img/etc/ld.so.preload"), "/opt/nvidia/libcupti.so.12\n").unwrap();
+    let r = inspect(&Target::Python("python3".into()), &opts).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("/etc/ld.so.preload preloads /opt/nvidia/libcupti.so.12 — a cupti")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]
