@@ -5,3 +5,4 @@ mod util;
 
 mod analyze;
 mod oracle;
+mod reports;
