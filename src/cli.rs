@@ -19,6 +19,16 @@ pub enum Command {
     /// Analyze a Kineto / Chrome trace (CUDA or ROCm): occupancy, gaps, graph launches, replays.
     #[command(after_help = EXIT_CODES)]
     Analyze(AnalyzeArgs),
+    /// The guard: run a graph-replay workload with your PyTorch (profiler off, on, off again),
+    /// analyze its trace and give a verdict. Skips (exit 0) where there is no GPU or torch.
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+    /// Which profiler backends PyTorch links (roctracer, rocprofiler-sdk, CUPTI), read from its ELF
+    /// files without executing anything.
+    #[command(
+        after_help = "Exit codes: 0 reported; 1 a backend forbidden by linkage.forbid is linked; 2 error or nothing usable."
+    )]
+    Linkage(LinkageArgs),
 }
 
 /// Output format on standard output.
@@ -109,4 +119,104 @@ pub struct AnalyzeArgs {
 pub enum ParserArg {
     #[default]
     Simple,
+}
+
+/// The workload and how `check` runs it.
+#[derive(Debug, Args, Clone)]
+pub struct WorkloadArgs {
+    /// Workload preset: reference (the ATOM test's), tiny (launch-bound), qwen3-0.6b (28 layers).
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Decoder layers (overrides the preset).
+    #[arg(long)]
+    pub layers: Option<u32>,
+    /// Batch size (overrides the preset).
+    #[arg(long)]
+    pub batch: Option<u32>,
+    /// Hidden size (overrides the preset).
+    #[arg(long)]
+    pub hidden: Option<u32>,
+    /// Attention heads (overrides the preset).
+    #[arg(long)]
+    pub heads: Option<u32>,
+    /// float16, bfloat16 or float32 (overrides the preset).
+    #[arg(long)]
+    pub dtype: Option<String>,
+    /// Profiled replays (overrides the preset).
+    #[arg(long)]
+    pub replays: Option<u32>,
+    /// GPU index.
+    #[arg(long)]
+    pub device: Option<u32>,
+    /// Python interpreter with torch [default: python3].
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<String>,
+    /// Tensor-parallel degree: N processes under torch.distributed (NCCL).
+    #[arg(long, value_name = "N")]
+    pub tp: Option<u32>,
+    /// Seconds before the workload is killed [default: 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Busy-wait this many µs before each replay, to test the guard itself.
+    #[arg(long, value_name = "US", default_value_t = 0.0)]
+    pub inject_delay_us: f64,
+}
+
+/// Limits of the checks that `check` adds.
+#[derive(Debug, Args, Default, Clone)]
+pub struct CheckLimitArgs {
+    /// Host cost per replay at or above this fraction of the GPU time per replay fails [default: 0.5].
+    #[arg(long, value_name = "FRACTION")]
+    pub headroom_fraction: Option<f64>,
+    /// Host cost per replay at or above this many µs fails [default: 150].
+    #[arg(long, value_name = "US")]
+    pub headroom_abs_us: Option<f64>,
+    /// Host cost after the profiler session over before it, at or above this ratio, warns [default: 3].
+    #[arg(long, value_name = "RATIO")]
+    pub residual_warn_ratio: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Treat "cannot run here" (no torch, no GPU) as an error (exit 2) instead of a skip.
+    #[arg(long)]
+    pub require_gpu: bool,
+    /// Keep the profiled trace at PATH (several ranks: {rank} in PATH, or .rankN appended).
+    #[arg(long, value_name = "PATH")]
+    pub keep_trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    #[command(flatten)]
+    pub limits: CheckLimitArgs,
+    #[command(flatten)]
+    pub reports: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LinkageArgs {
+    /// A library file, a torch package directory (or its lib/), or a site-packages directory.
+    /// Without it, the interpreter is asked where torch is installed, without importing torch.
+    #[arg(value_name = "TARGET")]
+    pub target: Option<PathBuf>,
+    /// Python interpreter to ask where torch is installed.
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: String,
+    /// Inspect an unpacked container filesystem as if it were /.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// TOML configuration file (linkage.forbid).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Fail (exit 1) when this backend is linked; repeatable (roctracer, rocprofiler-sdk,
+    /// 'rocprofiler-sdk<1.3.2', cupti, mixed, none).
+    #[arg(long, value_name = "BACKEND")]
+    pub forbid: Vec<String>,
 }

@@ -1,7 +1,9 @@
 //! One module per subcommand; each returns the process exit code or an error (exit 2).
 
 mod analyze;
+mod check;
 pub mod config;
+mod linkage;
 
 use crate::cli::{Cli, Command};
 
@@ -9,5 +11,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Analyze(args) => analyze::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Linkage(args) => linkage::run(args),
     }
 }

@@ -134,7 +134,7 @@ pub fn within_windows(t: &Timeline, re: &Regex) -> Windows {
 
 /// The spans that bound a device's activity under `--within`: its GPU spans where it has any,
 /// else the host spans (same clock in Kineto traces).
-pub fn device_windows<'w>(windows: &'w Windows, device: u32) -> &'w [Span] {
+pub fn device_windows(windows: &Windows, device: u32) -> &[Span] {
     windows.get(&Some(device)).or_else(|| windows.get(&None)).map_or(&[], Vec::as_slice)
 }
 

@@ -46,7 +46,7 @@ fn gpu_activity(a: &Analysis) -> Check {
 }
 
 /// The device with the lowest value of `key`; the worst decides.
-fn worst<'a>(devices: &'a [Device], key: impl Fn(&Device) -> f64) -> &'a Device {
+fn worst(devices: &[Device], key: impl Fn(&Device) -> f64) -> &Device {
     devices.iter().min_by(|x, y| key(x).total_cmp(&key(y))).expect("at least one device")
 }
 

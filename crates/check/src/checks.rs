@@ -1,0 +1,219 @@
+//! The checks `check` adds to the trace checks: run-ahead headroom with the profiler off, what the
+//! profiler leaves behind, and whether the profiler recorded what ran.
+
+use std::collections::BTreeMap;
+
+use launchguard_analysis::config::CheckConfig;
+use launchguard_analysis::{Analysis, Check, Status};
+
+use crate::model::{gpu_per_replay, host_p50, PhaseReport};
+
+/// What avoids the residual overhead, and what that costs (h200-ground-truth.md).
+pub const TEARDOWN_HINT: &str =
+    "set TEARDOWN_CUPTI=1 so that CUPTI is detached when a profiler session ends \
+     (pytorch#144455); the cost: a later profiler session in the same process records no GPU events. \
+     Or profile in a separate process from the one that serves";
+
+/// Launch headroom with the profiler never started: the host cost of a replay against the GPU
+/// time of a replay. At half the GPU time or more, a serving loop with any host work per step
+/// starves the GPU.
+pub fn launch_headroom(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig, label: &str) -> Check {
+    let (Some(host), Some(gpu)) = (host_p50(phases, "before"), gpu_per_replay(phases, "before")) else {
+        return Check::new("launch_headroom", Status::Skip, None, None, "no unprofiled replays measured");
+    };
+    let limit = (cfg.headroom_fraction * gpu).min(cfg.headroom_abs_us);
+    let status = if host >= limit { Status::Fail } else { Status::Pass };
+    let msg = format!(
+        "{label}host cost per replay p50 {host:.1} µs against {gpu:.1} µs of GPU time per replay ({:.0}%); \
+         fails at {:.0}% or {} µs",
+        100.0 * host / gpu,
+        100.0 * cfg.headroom_fraction,
+        cfg.headroom_abs_us
+    );
+    let check = Check::new("launch_headroom", status, Some(host), Some(limit), msg);
+    if status == Status::Fail {
+        check.with_hint(
+            "each graph launch costs the host too much before any profiler ran: look for interception layers \
+             (LD_PRELOAD, CUDA_INJECTION64_PATH, HSA_TOOLS_LIB, rocprofiler-sdk before 1.3.2) in the inventory",
+        )
+    } else {
+        check
+    }
+}
+
+/// Residual overhead: the host cost of a replay after one profiler session ended, against before.
+pub fn residual_overhead(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig, label: &str) -> Check {
+    let (Some(before), Some(after)) = (host_p50(phases, "before"), host_p50(phases, "after")) else {
+        return Check::new(
+            "residual_overhead",
+            Status::Skip,
+            None,
+            None,
+            "no replays after the profiler session",
+        );
+    };
+    let gpu = gpu_per_replay(phases, "after").or(gpu_per_replay(phases, "before")).unwrap_or(f64::INFINITY);
+    let ratio = after / before.max(1e-3);
+    let run_ahead_lost = after >= cfg.headroom_fraction * gpu;
+    let status = if run_ahead_lost {
+        Status::Fail
+    } else if ratio >= cfg.residual_warn_ratio {
+        Status::Warn
+    } else {
+        Status::Pass
+    };
+    let msg = if run_ahead_lost {
+        format!(
+            "{label}after one profiler session a replay's host cost is {after:.1} µs (was {before:.1}), {:.0}% of the \
+             GPU's {gpu:.1} µs: the CPU can no longer run ahead of the GPU for the rest of the process",
+            100.0 * after / gpu
+        )
+    } else {
+        format!(
+            "{label}host cost per replay p50 {after:.1} µs after the profiler session against {before:.1} before \
+             ({ratio:.1}×; warns at {:.1}×, fails when it reaches {:.0}% of the GPU time)",
+            cfg.residual_warn_ratio,
+            100.0 * cfg.headroom_fraction
+        )
+    };
+    let check = Check::new("residual_overhead", status, Some(ratio), Some(cfg.residual_warn_ratio), msg);
+    if status >= Status::Warn {
+        check.with_hint(TEARDOWN_HINT)
+    } else {
+        check
+    }
+}
+
+/// The profiler recorded the replays that ran, each with the same number of GPU activities.
+pub fn trace_sanity(analysis: &Analysis, expected_replays: u32) -> Check {
+    let s = &analysis.replay_summary;
+    let gpu: u64 = analysis.devices.iter().map(|d| d.figures.activities).sum();
+    let fail = |msg: String| {
+        Check::new("trace_sanity", Status::Fail, Some(s.count as f64), Some(expected_replays as f64), msg).with_hint(
+            "the profiler lost events: its figures cannot be trusted; check TEARDOWN_CUPTI / KINETO_* settings and \
+             whether another profiler holds the GPU",
+        )
+    };
+    if gpu == 0 {
+        return fail(
+            "the profiler recorded no GPU activity at all (a trace without GPU events is not 0% occupancy)"
+                .into(),
+        );
+    }
+    if s.count != expected_replays as u64 {
+        return fail(format!("the trace holds {} graph launches; {expected_replays} replays ran", s.count));
+    }
+    if s.without_kernels > 0 || s.inconsistent > 0 {
+        return fail(format!(
+            "{} of {} replays have no GPU activity and {} a kernel count other than {}: the profiler lost events",
+            s.without_kernels,
+            s.count,
+            s.inconsistent,
+            s.kernels_mode.unwrap_or(0)
+        ));
+    }
+    Check::new(
+        "trace_sanity",
+        Status::Pass,
+        Some(s.count as f64),
+        Some(expected_replays as f64),
+        format!("{} replays recorded, {} GPU activities each", s.count, s.kernels_mode.unwrap_or(0)),
+    )
+}
+
+/// Variables that load a tool into every launch path: set, they are the first suspects.
+const INJECTION_VARS: [&str; 5] =
+    ["LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "HSA_TOOLS_LIB", "ROCP_TOOL_LIBRARIES"];
+
+/// The profiling and interception layers actually in the workload process: mapped libraries
+/// (before and after the profiler session) and the variables that load them. Reported always;
+/// a warning when a variable injects a tool into every launch.
+pub fn interception_layers(inv: &crate::protocol::Inventory) -> Check {
+    let describe = |paths: &[String]| -> Vec<String> {
+        paths
+            .iter()
+            .filter_map(|p| {
+                let lib = launchguard_linkage::classify_library_name(p)?;
+                let name = p.rsplit('/').next().unwrap_or(p);
+                Some(format!("{name} ({})", lib.kind.as_str()))
+            })
+            .collect()
+    };
+    let before = describe(&inv.mapped_libraries);
+    let after = describe(&inv.mapped_libraries_after_profiler);
+    let injected: Vec<String> = INJECTION_VARS
+        .iter()
+        .filter_map(|k| inv.layer_env.get(*k).filter(|v| !v.is_empty()).map(|v| format!("{k}={v}")))
+        .collect();
+    let mut parts = vec![if before.is_empty() {
+        "no profiler library mapped at start".to_string()
+    } else {
+        format!("mapped at start: {}", before.join(", "))
+    }];
+    if !after.is_empty() {
+        parts.push(format!("mapped by the profiler session: {}", after.join(", ")));
+    }
+    if !injected.is_empty() {
+        parts.push(format!("injected by the environment: {}", injected.join(", ")));
+    }
+    let status = if injected.is_empty() { Status::Pass } else { Status::Warn };
+    let mut c = Check::new("interception_layers", status, None, None, parts.join("; "));
+    c.value = serde_json::json!(before.len() + after.len() + injected.len());
+    if status == Status::Warn {
+        c.with_hint("a tool injected into every process adds to each launch; compare with a run without it")
+    } else {
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phases(before: f64, after: f64, gpu: f64) -> BTreeMap<String, PhaseReport> {
+        let mut m = BTreeMap::new();
+        m.insert("before".into(), PhaseReport::from_samples(vec![before; 5], Some(gpu)));
+        m.insert("after".into(), PhaseReport::from_samples(vec![after; 5], Some(gpu)));
+        m
+    }
+
+    #[test]
+    fn headroom_against_ground_truth_figures() {
+        let cfg = CheckConfig::default();
+        // Reference graph on the H200: 4.5 µs host, 255 µs GPU → pass.
+        assert_eq!(launch_headroom(&phases(4.5, 25.3, 255.2), &cfg, "").status, Status::Pass);
+        // 300 µs injected per launch → fail.
+        assert_eq!(launch_headroom(&phases(303.0, 303.0, 255.2), &cfg, "").status, Status::Fail);
+        // Tiny graph (35 µs GPU) with 25 µs injected → 27.7 ≥ 17.6 → fail.
+        assert_eq!(launch_headroom(&phases(27.7, 27.7, 35.3), &cfg, "").status, Status::Fail);
+        // Absolute limit: a slow GPU replay does not excuse a 200 µs launch.
+        assert_eq!(launch_headroom(&phases(200.0, 200.0, 5000.0), &cfg, "").status, Status::Fail);
+    }
+
+    #[test]
+    fn residual_overhead_against_ground_truth_figures() {
+        let cfg = CheckConfig::default();
+        // Reference graph: 4.5 → 25.3 µs (5.6×) warns; the CPU still runs ahead.
+        assert_eq!(residual_overhead(&phases(4.5, 25.3, 255.2), &cfg, "").status, Status::Warn);
+        // 308-kernel graph: 2.9 → 1142 µs against 1154 µs of GPU time → fail.
+        assert_eq!(residual_overhead(&phases(2.9, 1142.3, 1153.7), &cfg, "").status, Status::Fail);
+        // No change → pass.
+        assert_eq!(residual_overhead(&phases(3.0, 3.5, 255.0), &cfg, "").status, Status::Pass);
+    }
+
+    #[test]
+    fn interception_layers_warn_only_on_injection() {
+        let mut inv = crate::protocol::Inventory {
+            mapped_libraries: vec![
+                "/venv/nvidia/cuda_cupti/lib/libcupti.so.13".into(),
+                "/usr/lib/libc.so.6".into(),
+            ],
+            ..Default::default()
+        };
+        let c = interception_layers(&inv);
+        assert_eq!(c.status, Status::Pass);
+        assert!(c.message.contains("libcupti.so.13 (cupti)"), "{}", c.message);
+        inv.layer_env.insert("CUDA_INJECTION64_PATH".into(), "/opt/tool.so".into());
+        assert_eq!(interception_layers(&inv).status, Status::Warn);
+    }
+}

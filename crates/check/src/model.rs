@@ -1,0 +1,109 @@
+//! `launchguard.check/1`: the result of `check`, also the baseline format. A public interface:
+//! keys are added, never renamed, within a version.
+
+use std::collections::BTreeMap;
+
+use launchguard_analysis::config::Thresholds;
+use launchguard_analysis::{Analysis, Check, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::preset::Workload;
+use crate::protocol::Inventory;
+
+/// Schema id of [`CheckReport`].
+pub const SCHEMA: &str = "launchguard.check/1";
+
+/// The result of one `check` run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// launchguard's version.
+    pub launchguard_version: String,
+    /// Worst status of the checks, or `skip` when nothing could run here.
+    pub verdict: Verdict,
+    /// Why the verdict is `skip`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The workload that ran.
+    pub workload: Workload,
+    /// µs injected before each replay (0 in real use).
+    pub inject_delay_us: f64,
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Trace limits in force, after the per-graph adjustments.
+    pub thresholds: Thresholds,
+    /// `launchguard.linkage/1` of the PyTorch that ran.
+    #[serde(default)]
+    pub linkage: Option<serde_json::Value>,
+    /// Rank 0's software, hardware and loaded layers.
+    #[serde(default)]
+    pub inventory: Option<Inventory>,
+    /// Rank 0's samples per phase: `before`, `profiled`, `after`.
+    #[serde(default)]
+    pub phases: BTreeMap<String, PhaseReport>,
+    /// Rank 0's profiled trace, analyzed.
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
+    /// Every rank's figures (TP > 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankReport>,
+    /// All checks, in report order.
+    pub checks: Vec<Check>,
+    /// Wall seconds: each workload phase, and `wall_s` for the whole check.
+    pub timings: BTreeMap<String, f64>,
+}
+
+/// One phase's samples and summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PhaseReport {
+    /// Host cost of each replay, µs: the raw samples, kept for comparisons.
+    pub host_us: Vec<f64>,
+    /// Median host cost.
+    pub host_p50_us: Option<f64>,
+    /// 99th percentile.
+    pub host_p99_us: Option<f64>,
+    /// Mean.
+    pub host_mean_us: Option<f64>,
+    /// GPU time per replay (device events over back-to-back replays).
+    pub gpu_us_per_replay: Option<f64>,
+}
+
+impl PhaseReport {
+    /// Summarizes raw samples.
+    pub fn from_samples(host_us: Vec<f64>, gpu_us_per_replay: Option<f64>) -> Self {
+        let mut sorted = host_us.clone();
+        sorted.sort_by(f64::total_cmp);
+        use launchguard_analysis::intervals::{mean, percentile};
+        Self {
+            host_p50_us: percentile(&sorted, 50.0),
+            host_p99_us: percentile(&sorted, 99.0),
+            host_mean_us: mean(&host_us),
+            host_us,
+            gpu_us_per_replay,
+        }
+    }
+}
+
+/// One rank of a tensor-parallel run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankReport {
+    /// Rank.
+    pub rank: u32,
+    /// GPU it ran on.
+    pub device_index: Option<u32>,
+    /// Its samples.
+    pub phases: BTreeMap<String, PhaseReport>,
+    /// Its trace, analyzed.
+    pub analysis: Option<Analysis>,
+}
+
+/// Host p50 of a phase, if measured.
+pub fn host_p50(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
+    phases.get(phase).and_then(|p| p.host_p50_us)
+}
+
+/// GPU µs per replay of a phase, if measured.
+pub fn gpu_per_replay(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
+    phases.get(phase).and_then(|p| p.gpu_us_per_replay)
+}

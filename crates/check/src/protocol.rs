@@ -1,0 +1,140 @@
+//! The versioned JSON protocol between launchguard and its Python workload.
+//!
+//! Rust writes a [`WorkloadConfig`]; the script prints [`Progress`] lines on stdout and writes a
+//! [`WorkloadResult`]. The script measures; it never decides pass or fail.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::preset::Workload;
+
+/// Schema of the config file.
+pub const CONFIG_SCHEMA: &str = "launchguard.workload-config/1";
+/// Schema of the result file.
+pub const RESULT_SCHEMA: &str = "launchguard.workload/1";
+/// The workload script, embedded in the binary.
+pub const SCRIPT: &str = include_str!("../workload/launchguard_workload.py");
+
+/// What the script is asked to do.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadConfig {
+    /// Always [`CONFIG_SCHEMA`].
+    pub schema: &'static str,
+    /// The model and replay counts.
+    #[serde(flatten)]
+    pub workload: Workload,
+    /// µs busy-waited before each replay, to test the guard itself.
+    pub inject_delay_us: f64,
+    /// Where the profiled session's trace goes (`{rank}` is replaced per rank).
+    pub trace_path: String,
+    /// Where the result goes (`{rank}` is replaced per rank).
+    pub result_path: String,
+    /// `record_function` name around each profiled replay.
+    pub annotation: String,
+}
+
+/// One progress line.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Progress {
+    /// `phase`.
+    pub event: String,
+    /// Phase name.
+    #[serde(default)]
+    pub phase: String,
+    /// `start` or `done`.
+    #[serde(default)]
+    pub state: String,
+    /// Seconds, when done.
+    #[serde(default)]
+    pub seconds: Option<f64>,
+}
+
+/// What the script measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    /// Always [`RESULT_SCHEMA`].
+    pub schema: String,
+    /// `ok`, or `skip` when this machine cannot run it.
+    pub status: String,
+    /// Why it skipped.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// This process's rank.
+    #[serde(default)]
+    pub rank: u32,
+    /// Ranks in all.
+    #[serde(default = "one")]
+    pub world_size: u32,
+    /// The software and hardware it ran on.
+    #[serde(default)]
+    pub inventory: Inventory,
+    /// Samples per phase: `before`, `profiled`, `after`.
+    #[serde(default)]
+    pub phases: BTreeMap<String, PhaseResult>,
+    /// Wall time per phase, seconds (`import_s`, `capture_s`, …).
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The software, hardware and loaded layers of the workload process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Inventory {
+    /// Interpreter path.
+    #[serde(default)]
+    pub python: Option<String>,
+    /// Interpreter version.
+    #[serde(default)]
+    pub python_version: Option<String>,
+    /// `torch.__version__`.
+    #[serde(default)]
+    pub torch: Option<String>,
+    /// `torch.version.cuda`.
+    #[serde(default)]
+    pub cuda: Option<String>,
+    /// `torch.version.hip`.
+    #[serde(default)]
+    pub hip: Option<String>,
+    /// GPU driver version.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// GPU name.
+    #[serde(default)]
+    pub gpu_name: Option<String>,
+    /// GPUs visible.
+    #[serde(default)]
+    pub gpu_count: Option<u32>,
+    /// GPU used.
+    #[serde(default)]
+    pub device_index: Option<u32>,
+    /// NCCL version (TP > 1).
+    #[serde(default)]
+    pub nccl: Option<String>,
+    /// Variables that load or configure profiling and interception layers.
+    #[serde(default)]
+    pub layer_env: BTreeMap<String, String>,
+    /// Shared objects mapped before any profiler ran.
+    #[serde(default)]
+    pub mapped_libraries: Vec<String>,
+    /// Shared objects the profiler session mapped in addition.
+    #[serde(default)]
+    pub mapped_libraries_after_profiler: Vec<String>,
+}
+
+/// One phase's samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PhaseResult {
+    /// Host cost of each replay, µs (monotonic clock around the replay call).
+    #[serde(default)]
+    pub host_us: Vec<f64>,
+    /// GPU time per replay over back-to-back replays, µs (device events).
+    #[serde(default)]
+    pub gpu_us_per_replay: Option<f64>,
+    /// The trace of the profiled phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_path: Option<String>,
+}

@@ -1,0 +1,146 @@
+//! `launchguard check`.
+
+use std::io::IsTerminal;
+
+use launchguard_check::{CheckReport, CheckRun, Options, Workload};
+
+use crate::cli::{CheckArgs, Format, WorkloadArgs};
+use crate::outputs;
+
+/// Builds the workload from the preset and the knobs.
+pub fn workload(args: &WorkloadArgs, preset_default: &str) -> anyhow::Result<Workload> {
+    let name = args.preset.as_deref().unwrap_or(preset_default);
+    let mut w = Workload::preset(name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "unknown preset '{name}' (presets: {})",
+            launchguard_check::preset::PRESETS.join(", ")
+        )
+    })?;
+    let knob = |v: Option<u32>, field: &mut u32| {
+        if let Some(v) = v {
+            *field = v;
+        }
+    };
+    knob(args.layers, &mut w.layers);
+    knob(args.batch, &mut w.batch);
+    knob(args.hidden, &mut w.hidden);
+    knob(args.heads, &mut w.heads);
+    knob(args.replays, &mut w.replays);
+    knob(args.device, &mut w.device);
+    if let Some(d) = &args.dtype {
+        anyhow::ensure!(
+            ["float16", "bfloat16", "float32"].contains(&d.as_str()),
+            "--dtype must be float16, bfloat16 or float32, got '{d}'"
+        );
+        w.dtype = d.clone();
+    }
+    anyhow::ensure!(
+        w.layers > 0 && w.batch > 0 && w.replays > 0,
+        "layers, batch and replays must be positive"
+    );
+    anyhow::ensure!(
+        w.heads > 0 && w.hidden % w.heads == 0,
+        "--hidden ({}) must divide by --heads ({})",
+        w.hidden,
+        w.heads
+    );
+    Ok(w)
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+    let mut config = super::config::load(&args.thresholds)?;
+    let c = &mut config.check;
+    if let Some(p) = &args.workload.python {
+        c.python = p.clone();
+    }
+    if let Some(t) = args.workload.tp {
+        c.tp = t;
+    }
+    if let Some(t) = args.workload.timeout {
+        c.timeout_s = t;
+    }
+    if let Some(v) = args.limits.headroom_fraction {
+        c.headroom_fraction = v;
+    }
+    if let Some(v) = args.limits.headroom_abs_us {
+        c.headroom_abs_us = v;
+    }
+    if let Some(v) = args.limits.residual_warn_ratio {
+        c.residual_warn_ratio = v;
+    }
+    anyhow::ensure!(c.tp >= 1, "--tp must be at least 1");
+    anyhow::ensure!(args.workload.inject_delay_us >= 0.0, "--inject-delay-us must not be negative");
+    let preset_default = config.check.preset.clone();
+    let python_explicit = args.workload.python.is_some() || config.check.python != "python3";
+    let user_set_occupancy = args.thresholds.occupancy_fail.is_some()
+        || args.thresholds.occupancy_warn.is_some()
+        || args.thresholds.config.is_some();
+    // Linkage of the PyTorch about to run: explains the measurement, fails only where configured.
+    launchguard_linkage::validate_forbid(&config.linkage.forbid)?;
+    let (linkage, extra_checks) = match launchguard_linkage::inspect(
+        &launchguard_linkage::Target::Python(config.check.python.clone()),
+        &launchguard_linkage::Options::default(),
+    ) {
+        Ok(report) => {
+            let check = super::linkage::linkage_check(&report, &config.linkage.forbid)?;
+            (Some(serde_json::to_value(&report)?), vec![check])
+        }
+        // No interpreter or no torch: the workload says so and the check skips.
+        Err(e) => {
+            let c = launchguard_analysis::Check::new(
+                "linkage",
+                launchguard_analysis::Status::Skip,
+                None,
+                None,
+                format!("linkage not inspected: {e}"),
+            );
+            (None, vec![c])
+        }
+    };
+    let opts = Options {
+        workload: workload(&args.workload, &preset_default)?,
+        config,
+        python_explicit,
+        inject_delay_us: args.workload.inject_delay_us,
+        keep_trace: args.keep_trace.clone(),
+        progress: args.format == Format::Text || std::io::stderr().is_terminal(),
+        user_set_occupancy,
+        linkage,
+        extra_checks,
+    };
+    let run = launchguard_check::run(&opts)?;
+    if run.report.verdict == launchguard_analysis::Verdict::Skip {
+        let reason = run.report.reason.as_deref().unwrap_or("cannot run here");
+        anyhow::ensure!(!args.require_gpu, "--require-gpu: {reason}");
+        eprintln!("launchguard: skip: {reason}");
+    }
+    emit(&run, &args)?;
+    Ok(run.report.verdict.exit_code() as u8)
+}
+
+fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
+    let report: &CheckReport = &run.report;
+    let document = serde_json::to_value(report)?;
+    let phases: Vec<launchguard_report::PhaseSamples<'_>> = ["before", "profiled", "after"]
+        .iter()
+        .filter_map(|label| {
+            report.phases.get(*label).map(|p| launchguard_report::PhaseSamples {
+                label,
+                host_us: &p.host_us,
+                gpu_us_per_replay: p.gpu_us_per_replay,
+            })
+        })
+        .collect();
+    let view = launchguard_report::View {
+        command: "check",
+        verdict: report.verdict,
+        reason: report.reason.as_deref(),
+        checks: &report.checks,
+        analysis: report.analysis.as_ref(),
+        timeline: run.timeline.as_ref(),
+        phases: &phases,
+        document: &document,
+    };
+    let trace = args.keep_trace.as_deref();
+    outputs::emit(&view, args.format, &args.reports, trace)
+}
