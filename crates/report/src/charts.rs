@@ -28,13 +28,16 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     let raw = (hi - lo) / n.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
-    let mut out = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi + step * 1e-9 {
-        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-        v += step;
-    }
-    out
+    // Multiples of the step, each computed afresh (adding steps up drifts: 0.6000000000000001),
+    // then rounded to the step's own precision.
+    let digits = (-step.log10().floor()).max(0.0) as i32 + 1;
+    let round = |v: f64| {
+        let p = 10f64.powi(digits);
+        (v * p).round() / p
+    };
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| round(k as f64 * step)).collect()
 }
 
 /// A short label for a µs value on an axis.
@@ -96,8 +99,8 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
         }
         n
     };
-    // About ten edge labels: every k-th edge, the closing one included when it falls on k.
-    let labelled: Vec<usize> = (0..=bins.len()).step_by((bins.len() / 10).max(1)).collect();
+    // Edge labels at least 48 units apart: every k-th edge, the closing one when it falls on k.
+    let labelled: Vec<usize> = (0..=bins.len()).step_by((48.0 / bw).ceil().max(1.0) as usize).collect();
     html! {
         svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
             text.ctitle x=(c(ML)) y="14" { (title) }
@@ -183,11 +186,10 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
     let pw = CHART_W - ML - MR;
     let ph = CHART_H - MT - MB;
     let all = series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(x, y) in all {
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(x, _) in all {
         x0 = x0.min(x);
         x1 = x1.max(x);
-        y1 = y1.max(y);
     }
     if !x0.is_finite() {
         return html! { p.note { (title) ": no values" } };
@@ -195,6 +197,9 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
+    let ys = sorted(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let y1 = robust_top(&ys);
+    let above: Vec<f64> = ys.iter().copied().filter(|y| *y > y1).collect();
     let yt = ticks(0.0, if y1 > 0.0 { y1 } else { 1.0 }, 4);
     let ymax = yt.last().copied().filter(|&t| t >= y1).unwrap_or(y1.max(1.0));
     let px = |x: f64| ML + (x - x0) / (x1 - x0) * pw;
@@ -207,8 +212,14 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
                 line.gridline x1=(c(ML)) y1=(c(py(*t))) x2=(c(ML + pw)) y2=(c(py(*t))) {}
                 text.axis x=(c(ML - 4.0)) y=(c(py(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
             }
-            @for t in ticks(x0, x1, 6) {
+            // x is a replay's position: whole numbers only.
+            @for t in ticks(x0, x1, 6).into_iter().filter(|t| t.fract() == 0.0) {
                 text.axis x=(c(px(t))) y=(c(MT + ph + 14.0)) text-anchor="middle" { (t) }
+            }
+            @if let Some(max) = above.last() {
+                text.count x=(c(ML + pw)) y=(c(MT - 4.0)) text-anchor="end" {
+                    "▲ " (above.len()) " above the scale, up to " (human_us(*max))
+                }
             }
             text.axis x=(c(ML + pw / 2.0)) y=(c(CHART_H - 4.0)) text-anchor="middle" { (x_label) }
             @for s in series {
@@ -237,6 +248,17 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
                 }
             }
         }
+    }
+}
+
+/// The top of a y axis: the largest value, unless a few outliers dwarf the rest (a first replay
+/// that waited 300 ms for a peer beside 200 µs ones), in which case they are drawn at the top
+/// edge and the axis fits the others.
+fn robust_top(sorted: &[f64]) -> f64 {
+    let max = sorted.last().copied().unwrap_or(0.0);
+    match percentile(sorted, 95.0) {
+        Some(p95) if p95 > 0.0 && max > 4.0 * p95 => p95 * 1.5,
+        _ => max,
     }
 }
 
@@ -321,6 +343,18 @@ mod tests {
     fn ticks_are_round() {
         assert_eq!(ticks(0.0, 33.0, 5), vec![0.0, 10.0, 20.0, 30.0]);
         assert_eq!(ticks(0.0, 1.0, 4), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+        // Not 0.6000000000000001.
+        assert_eq!(ticks(0.0, 1.0, 6), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert_eq!(ticks(3.0, 4.2, 3), vec![3.0, 3.5, 4.0]);
+    }
+
+    #[test]
+    fn one_far_outlier_does_not_set_the_scale() {
+        let mut v: Vec<f64> = (0..99).map(|i| 200.0 + i as f64).collect();
+        v.push(321_536.0);
+        // p95 of 200..298 and the outlier: 200 + 94.05 = 294.05; the top is 1.5 × that.
+        assert!((robust_top(&v) - 294.05 * 1.5).abs() < 1e-9);
+        assert_eq!(robust_top(&[1.0, 2.0, 3.0]), 3.0);
     }
 
     #[test]

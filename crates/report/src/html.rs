@@ -187,6 +187,15 @@ fn timelines(a: &Analysis, f: &Findings) -> Markup {
             ((lo, lo + width), (s, e))
         })
     });
+    // And on the last few replays, to show a steady-state replay at kernel scale.
+    const LAST: usize = 5;
+    let last = &f.replays[f.replays.len().saturating_sub(LAST)..];
+    let last_zoom = last.first().and_then(|first| {
+        let lo = first.whole().0.max(t0);
+        let hi = last.iter().map(|r| r.whole().1).max().unwrap_or(lo).min(t1);
+        let pad = (hi - lo) / 20;
+        (hi > lo && (hi - lo + 2 * pad) * 4 <= extent).then(|| ((lo - pad).max(t0), (hi + pad).min(t1)))
+    });
     let over: u64 = a.devices.iter().map(|d| d.figures.gaps.over_threshold).sum();
     html! {
         section {
@@ -206,6 +215,10 @@ fn timelines(a: &Analysis, f: &Findings) -> Markup {
                 }
                 (timeline(f, (z0, z1), t0, "GPU timeline, zoomed on the longest gap"))
             }
+            @if let Some((z0, z1)) = last_zoom {
+                p.note { "Zoom: the last " (last.len()) " replay(s), " (human_us((z1 - z0) as f64 / 1000.0)) "." }
+                (timeline(f, (z0, z1), t0, "GPU timeline, zoomed on the last replays"))
+            }
         }
     }
 }
@@ -224,7 +237,8 @@ fn histograms(view: &View<'_>, a: &Analysis, f: &Findings) -> Markup {
                     @let bins = log_bins(&gaps, f.threshold_us);
                     @let counts = count_into(&gaps, &bins);
                     @let bars: Vec<Bin> = bins.iter().zip(counts).map(|(&(lo, hi), count)| Bin { lo, hi, count, hot: lo >= f.threshold_us }).collect();
-                    @let marker = [Marker { at: f.threshold_us, label: "threshold", class: "m-limit" }];
+                    @let label = format!("threshold {}", charts::axis_us(f.threshold_us));
+                    @let marker = [Marker { at: f.threshold_us, label: &label, class: "m-limit" }];
                     (histogram(&format!("GPU idle gaps ({}), log scale", gaps.len()), &bars, &marker, true, "gaps"))
                 }
             }
@@ -236,11 +250,15 @@ fn launch_histogram(values: &[f64], limit: Option<f64>) -> Markup {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let p99 = percentile(&sorted, 99.0).unwrap_or(0.0);
+    let p75 = percentile(&sorted, 75.0).unwrap_or(0.0);
+    let p25 = percentile(&sorted, 25.0).unwrap_or(0.0);
     let max = *sorted.last().unwrap_or(&0.0);
-    // Linear bins up to just past p99 (and the limit); a far outlier goes to an open last bin
-    // instead of squashing every other bar.
-    let top_wanted =
-        if max <= p99 * 1.5 { max } else { p99 * 1.1 }.max(limit.filter(|l| *l <= max * 2.0).unwrap_or(0.0));
+    // Linear bins over the body of the distribution, up to p99 unless the tail is far out, then
+    // to an outlier fence; what lies beyond goes to one open last bin instead of squashing every
+    // other bar. The limit is kept in view when some launch reaches it.
+    let fence = p75 + 3.0 * (p75 - p25);
+    let body = if p99 > 4.0 * p75 { fence.max(p75 * 1.5) } else { p99.max(fence.min(max)) * 1.1 };
+    let top_wanted = body.min(max).max(limit.filter(|l| *l <= max).map_or(0.0, |l| l * 1.05));
     let ticks = charts::ticks(0.0, top_wanted.max(1.0), 30);
     let step = if ticks.len() > 1 { ticks[1] - ticks[0] } else { 1.0 };
     let n = ((top_wanted / step).floor() as usize + 1).max(1);
@@ -264,8 +282,9 @@ fn launch_histogram(values: &[f64], limit: Option<f64>) -> Markup {
         Marker { at: p50, label: &l50, class: "m-p50" },
         Marker { at: p99, label: &l99, class: "m-p99" },
     ];
-    if let Some(l) = limit {
-        markers.push(Marker { at: l, label: "limit", class: "m-limit" });
+    let ll = limit.map(|l| format!("limit {}", human_us(l)));
+    if let (Some(l), Some(label)) = (limit, &ll) {
+        markers.push(Marker { at: l, label, class: "m-limit" });
     }
     histogram(&format!("graph-launch call durations ({})", values.len()), &bars, &markers, false, "launches")
 }
@@ -285,16 +304,18 @@ fn replays(a: &Analysis) -> Markup {
     };
     let t0 = a.replays.iter().map(|r| r.launch_start_us).fold(f64::INFINITY, f64::min);
     const ROWS: usize = 2000;
+    // A chart of one or two points says less than the table; then the table is open.
+    let charts = a.replays.len() >= 3;
     html! {
         section {
             h2 { "Per replay" }
-            div.grid {
+            @if charts { div.grid {
                 (chart("graph-launch call (host)", "c-launch", series(&|r| Some(r.launch_us))))
                 (chart("launch start → first kernel", "c-latency", series(&|r| r.launch_to_first_kernel_us)))
                 (chart("GPU span (first kernel → last)", "c-span", series(&|r| r.gpu_span_us)))
                 (chart("GPU idle just before the replay", "c-idle", series(&|r| r.idle_before_us)))
-            }
-            details {
+            } }
+            details open[!charts] {
                 summary { "All " (a.replays.len()) " replays as a table" @if a.replays.len() > ROWS { " (first " (ROWS) ")" } }
                 table.replays {
                     thead { tr { th.num { "#" } th.num { "correlation" } th.num { "launch at" } th.num { "launch call" } th.num { "kernels" } th.num { "→ first kernel" } th.num { "GPU span" } th.num { "idle before" } } }
