@@ -29,6 +29,18 @@ pub enum Command {
         after_help = "Exit codes: 0 reported; 1 a backend forbidden by linkage.forbid is linked; 2 error or nothing usable."
     )]
     Linkage(LinkageArgs),
+    /// Prove on this machine how small a per-launch overhead the guard catches: `check` at a
+    /// ladder of injected delays, each in a fresh process.
+    #[command(
+        after_help = "Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm at zero delay; 2 error."
+    )]
+    Selftest(SelftestArgs),
+    /// Compare two check results (a baseline and a current run) with a statistical test on the
+    /// raw per-replay samples.
+    #[command(
+        after_help = "Exit codes: 0 no significant regression; 1 a shift past the limits; 2 error or incomparable results."
+    )]
+    Compare(CompareArgs),
 }
 
 /// Output format on standard output.
@@ -96,8 +108,9 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
     /// The trace: JSON or gzip (detected by content), an object with traceEvents or an array.
-    #[arg(value_name = "TRACE")]
-    pub trace: PathBuf,
+    /// Several traces, or a folder of them, are analyzed as the ranks of one distributed run.
+    #[arg(value_name = "TRACE", required = true)]
+    pub traces: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -219,4 +232,52 @@ pub struct LinkageArgs {
     /// 'rocprofiler-sdk<1.3.2', cupti, mixed, none).
     #[arg(long, value_name = "BACKEND")]
     pub forbid: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Healthy runs (no injected delay) before the ladder.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub healthy: u32,
+    /// Injected per-launch delays, µs, comma-separated.
+    #[arg(long, value_name = "US,US,...", value_delimiter = ',', default_value = "5,10,25,50,100,200,400")]
+    pub delays: Vec<f64>,
+    /// Keep every run's result (launchguard.check/1) in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub keep_results: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    #[command(flatten)]
+    pub limits: CheckLimitArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a check result (launchguard.check/1), e.g. from `check --save-baseline`.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: PathBuf,
+    /// The current check result.
+    #[arg(value_name = "CURRENT")]
+    pub current: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// TOML configuration file ([compare] limits).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Compare even when GPU, preset or versions differ (the differences are still reported).
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl SelftestArgs {
+    /// Whether `--inject-delay-us` was left alone (selftest sets the delay per run).
+    pub fn inject_delay_us_unset(&self) -> bool {
+        self.workload.inject_delay_us == 0.0
+    }
 }

@@ -18,11 +18,11 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let parser = match args.parser {
         ParserArg::Simple => Parser::Simple,
     };
-    let trace = launchguard_trace::read_with(&args.trace, parser)?;
+    let trace = launchguard_trace::read_with(&args.traces[0], parser)?;
     if let Some(why) = &trace.truncated {
         eprintln!(
             "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
-            args.trace.display(),
+            args.traces[0].display(),
             trace.timeline.events
         );
     }
@@ -39,6 +39,6 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         phases: &[],
         document: &document,
     };
-    outputs::emit(&view, args.format, &args.reports, Some(&args.trace))?;
+    outputs::emit(&view, args.format, &args.reports, Some(&args.traces[0]))?;
     Ok(analysis.verdict.exit_code() as u8)
 }

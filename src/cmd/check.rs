@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use launchguard_check::{CheckReport, CheckRun, Options, Workload};
 
-use crate::cli::{CheckArgs, Format, WorkloadArgs};
+use crate::cli::{CheckArgs, CheckLimitArgs, Format, ThresholdArgs, WorkloadArgs};
 use crate::outputs;
 
 /// Builds the workload from the preset and the knobs.
@@ -47,34 +47,43 @@ pub fn workload(args: &WorkloadArgs, preset_default: &str) -> anyhow::Result<Wor
     Ok(w)
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    let mut config = super::config::load(&args.thresholds)?;
+/// Builds `check`'s options from the workload flags, thresholds and limits (shared with
+/// `selftest`): defaults, then the config file, then flags; then the linkage of the PyTorch that
+/// will run.
+pub fn options(
+    workload_args: &WorkloadArgs,
+    thresholds: &ThresholdArgs,
+    limits: &CheckLimitArgs,
+    progress: bool,
+) -> anyhow::Result<Options> {
+    let mut config = super::config::load(thresholds)?;
     let c = &mut config.check;
-    if let Some(p) = &args.workload.python {
+    if let Some(p) = &workload_args.python {
         c.python = p.clone();
     }
-    if let Some(t) = args.workload.tp {
+    if let Some(t) = workload_args.tp {
         c.tp = t;
     }
-    if let Some(t) = args.workload.timeout {
+    if let Some(t) = workload_args.timeout {
         c.timeout_s = t;
     }
-    if let Some(v) = args.limits.headroom_fraction {
+    if let Some(v) = limits.headroom_fraction {
         c.headroom_fraction = v;
     }
-    if let Some(v) = args.limits.headroom_abs_us {
+    if let Some(v) = limits.headroom_abs_us {
         c.headroom_abs_us = v;
     }
-    if let Some(v) = args.limits.residual_warn_ratio {
+    if let Some(v) = limits.residual_warn_ratio {
         c.residual_warn_ratio = v;
     }
     anyhow::ensure!(c.tp >= 1, "--tp must be at least 1");
-    anyhow::ensure!(args.workload.inject_delay_us >= 0.0, "--inject-delay-us must not be negative");
+    anyhow::ensure!(c.timeout_s >= 1, "--timeout must be at least 1 s");
+    anyhow::ensure!(workload_args.inject_delay_us >= 0.0, "--inject-delay-us must not be negative");
     let preset_default = config.check.preset.clone();
-    let python_explicit = args.workload.python.is_some() || config.check.python != "python3";
-    let user_set_occupancy = args.thresholds.occupancy_fail.is_some()
-        || args.thresholds.occupancy_warn.is_some()
-        || args.thresholds.config.is_some();
+    let python_explicit = workload_args.python.is_some() || config.check.python != "python3";
+    let user_set_occupancy = thresholds.occupancy_fail.is_some()
+        || thresholds.occupancy_warn.is_some()
+        || thresholds.config.is_some();
     // Linkage of the PyTorch about to run: explains the measurement, fails only where configured.
     launchguard_linkage::validate_forbid(&config.linkage.forbid)?;
     let (linkage, extra_checks) = match launchguard_linkage::inspect(
@@ -97,17 +106,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             (None, vec![c])
         }
     };
-    let opts = Options {
-        workload: workload(&args.workload, &preset_default)?,
+    Ok(Options {
+        workload: workload(workload_args, &preset_default)?,
         config,
         python_explicit,
-        inject_delay_us: args.workload.inject_delay_us,
-        keep_trace: args.keep_trace.clone(),
-        progress: args.format == Format::Text || std::io::stderr().is_terminal(),
+        inject_delay_us: workload_args.inject_delay_us,
+        keep_trace: None,
+        progress,
         user_set_occupancy,
         linkage,
         extra_checks,
-    };
+    })
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+    let progress = args.format == Format::Text || std::io::stderr().is_terminal();
+    let mut opts = options(&args.workload, &args.thresholds, &args.limits, progress)?;
+    opts.keep_trace = args.keep_trace.clone();
     let run = launchguard_check::run(&opts)?;
     if run.report.verdict == launchguard_analysis::Verdict::Skip {
         let reason = run.report.reason.as_deref().unwrap_or("cannot run here");

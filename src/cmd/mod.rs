@@ -2,8 +2,10 @@
 
 mod analyze;
 mod check;
+mod compare;
 pub mod config;
 mod linkage;
+mod selftest;
 
 use crate::cli::{Cli, Command};
 
@@ -13,5 +15,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Analyze(args) => analyze::run(args),
         Command::Check(args) => check::run(args),
         Command::Linkage(args) => linkage::run(args),
+        Command::Selftest(args) => selftest::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

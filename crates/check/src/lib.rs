@@ -9,6 +9,7 @@ pub mod preset;
 pub mod progress;
 pub mod protocol;
 pub mod runner;
+pub mod selftest;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -48,6 +48,9 @@ pub struct Progress {
     /// Seconds, when done.
     #[serde(default)]
     pub seconds: Option<f64>,
+    /// The rank that reports it.
+    #[serde(default)]
+    pub rank: u32,
 }
 
 /// What the script measured.

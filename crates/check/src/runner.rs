@@ -38,7 +38,9 @@ pub enum RunError {
         tail: String,
     },
     /// The run took too long.
-    #[error("the workload did not finish within {seconds} s ({who} still running); it was killed; its stderr ends with: {tail}")]
+    #[error(
+        "the workload did not finish within {seconds} s ({who}); it was killed; its stderr ends with: {tail}"
+    )]
     TimedOut {
         /// Seconds allowed.
         seconds: u64,
@@ -137,6 +139,11 @@ fn tail_of(buf: &Mutex<Vec<u8>>) -> String {
     }
 }
 
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 /// Runs the workload and waits for it, within the timeout.
 pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
     let script = req.workdir.join("launchguard_workload.py");
@@ -177,10 +184,9 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
         let tx = tx.clone();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if rank == 0 {
-                    if let Ok(p) = serde_json::from_str::<Progress>(&line) {
-                        let _ = tx.send(p);
-                    }
+                if let Ok(mut p) = serde_json::from_str::<Progress>(&line) {
+                    p.rank = rank as u32;
+                    let _ = tx.send(p);
                 }
             }
         });
@@ -209,8 +215,20 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
     let mut progress = PhaseProgress::new(req.progress, if req.tp > 1 { "rank 0 " } else { "" });
     let deadline = Instant::now() + req.timeout;
     let mut exited = vec![false; guard.children.len()];
+    // Where each rank is, for a timeout message that names the phase a rank hangs in.
+    let mut at: Vec<(String, Instant)> = vec![("start-up".to_string(), Instant::now()); guard.children.len()];
     loop {
         while let Ok(p) = rx.try_recv() {
+            if let Some(slot) = at.get_mut(p.rank as usize) {
+                *slot = match p.state.as_str() {
+                    "start" => (p.phase.clone(), Instant::now()),
+                    "done" => (format!("after {}", p.phase), Instant::now()),
+                    _ => (p.event.clone(), Instant::now()),
+                };
+            }
+            if p.rank != 0 {
+                continue;
+            }
             match p.state.as_str() {
                 "start" => progress.start(&p.phase),
                 "done" => progress.done(&p.phase, p.seconds.unwrap_or(0.0)),
@@ -243,11 +261,38 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
         }
         if Instant::now() >= deadline {
             progress.abandon();
-            let running: Vec<String> =
-                exited.iter().enumerate().filter(|(_, e)| !**e).map(|(r, _)| who(r, req.tp)).collect();
-            let tail = tail_of(&stderr_bufs[exited.iter().position(|e| !e).unwrap_or(0)]);
+            let running: Vec<usize> = (0..exited.len()).filter(|r| !exited[*r]).collect();
+            // Ask every process for its Python stacks (faulthandler on SIGUSR1), then kill.
+            if let Some(pgid) = guard.pgid {
+                // SAFETY: signals the group we created.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGUSR1);
+                }
+                thread::sleep(Duration::from_millis(1500));
+            }
+            let mut who_where = Vec::new();
+            for &r in &running {
+                let (phase, since) = &at[r];
+                who_where.push(format!(
+                    "{} in {phase} for {:.0} s",
+                    who(r, req.tp),
+                    since.elapsed().as_secs_f64()
+                ));
+                let stacks =
+                    String::from_utf8_lossy(&stderr_bufs[r].lock().expect("stderr buffer")).to_string();
+                eprintln!(
+                    "launchguard: {} stderr before it was killed:\n{}",
+                    who(r, req.tp),
+                    last_lines(&stacks, 40)
+                );
+            }
+            let tail = tail_of(&stderr_bufs[running.first().copied().unwrap_or(0)]);
             guard.kill();
-            return Err(RunError::TimedOut { seconds: req.timeout.as_secs(), who: running.join(", "), tail });
+            return Err(RunError::TimedOut {
+                seconds: req.timeout.as_secs(),
+                who: who_where.join(", "),
+                tail,
+            });
         }
         thread::sleep(Duration::from_millis(20));
     }

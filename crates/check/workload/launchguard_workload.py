@@ -52,15 +52,14 @@ class Phase:
 
     def __enter__(self):
         self.t0 = time.perf_counter()
-        if self.rank == 0:
-            emit("phase", phase=self.name, state="start")
+        emit("phase", phase=self.name, state="start", rank=self.rank)
         return self
 
     def __exit__(self, exc_type, exc, tb):
         dt = time.perf_counter() - self.t0
         self.timings[self.name + "_s"] = dt
-        if exc_type is None and self.rank == 0:
-            emit("phase", phase=self.name, state="done", seconds=round(dt, 3))
+        if exc_type is None:
+            emit("phase", phase=self.name, state="done", seconds=round(dt, 3), rank=self.rank)
         return False
 
 
@@ -378,12 +377,22 @@ def run(cfg):
     timings["total_s"] = time.perf_counter() - t_start
     result["timings"] = timings
     write_json_atomic(result_path, result)
+    emit("result", rank=rank)
     if world > 1:
-        torch.distributed.destroy_process_group()
+        # Everything is measured and written. NCCL teardown after graph-captured collectives is
+        # not needed for that and must not be able to hang the guard: leave without it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
 def main():
+    # launchguard sends SIGUSR1 before it kills a workload that outlived its timeout: the Python
+    # stacks of every thread then show where it hung.
+    import faulthandler
+    import signal
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     if len(sys.argv) != 2:
         sys.stderr.write("usage: launchguard_workload.py CONFIG.json\n")
         return 2

@@ -1,0 +1,275 @@
+//! `selftest`: runs the check at a ladder of injected per-launch delays, each in a fresh process
+//! (a profiler session changes the process it ran in), and tells which delays were caught.
+
+use serde::{Deserialize, Serialize};
+
+use launchguard_analysis::{Status, Verdict};
+
+use crate::{CheckReport, Options};
+
+/// Schema id of [`SelftestReport`].
+pub const SCHEMA: &str = "launchguard.selftest/1";
+
+/// One rung of the ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rung {
+    /// Injected delay before each replay, µs (0 = a healthy run).
+    pub delay_us: f64,
+    /// The check's verdict; `error` when the run itself failed.
+    pub verdict: String,
+    /// Checks that failed.
+    pub failed: Vec<String>,
+    /// Checks that warned.
+    pub warned: Vec<String>,
+    /// Host cost per replay before any profiler, p50, µs (rank 0).
+    pub host_p50_us: Option<f64>,
+    /// GPU time per replay, µs (rank 0).
+    pub gpu_us_per_replay: Option<f64>,
+    /// Profiled occupancy of the worst device (rank 0).
+    pub occupancy: Option<f64>,
+    /// Wall time of the run, s.
+    pub wall_s: f64,
+    /// Why the run failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The whole ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelftestReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Workload preset.
+    pub preset: String,
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// GPU name, torch version.
+    pub machine: Option<String>,
+    /// Every run, in order: the healthy ones first.
+    pub rungs: Vec<Rung>,
+    /// Healthy runs.
+    pub healthy_runs: u32,
+    /// Healthy runs whose verdict was `fail`.
+    pub false_alarms: u32,
+    /// Smallest injected delay whose run failed.
+    pub smallest_detected_us: Option<f64>,
+    /// Whether every delay at or above the smallest detected one failed too.
+    pub monotone: bool,
+    /// Why the ladder could not run here (no GPU, no torch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+fn rung(delay_us: f64, report: &CheckReport) -> Rung {
+    let ids =
+        |s: Status| report.checks.iter().filter(|c| c.status == s).map(|c| c.id.clone()).collect::<Vec<_>>();
+    let before = report.phases.get("before");
+    Rung {
+        delay_us,
+        verdict: report.verdict.as_str().to_string(),
+        failed: ids(Status::Fail),
+        warned: ids(Status::Warn),
+        host_p50_us: before.and_then(|p| p.host_p50_us),
+        gpu_us_per_replay: before.and_then(|p| p.gpu_us_per_replay),
+        occupancy: report
+            .analysis
+            .as_ref()
+            .and_then(|a| a.devices.iter().map(|d| d.figures.occupancy).min_by(f64::total_cmp)),
+        wall_s: report.timings.get("wall_s").copied().unwrap_or(0.0),
+        error: None,
+    }
+}
+
+/// Runs `healthy` runs without delay, then one per delay. `on_rung` is told of each finished run
+/// (index from 0, total, the rung) and receives each run's full result to keep it if wanted.
+pub fn run(
+    base: &Options,
+    healthy: u32,
+    delays: &[f64],
+    mut on_rung: impl FnMut(usize, usize, &Rung, Option<&CheckReport>),
+) -> SelftestReport {
+    let ladder: Vec<f64> = std::iter::repeat_n(0.0, healthy as usize).chain(delays.iter().copied()).collect();
+    let mut report = SelftestReport {
+        schema: SCHEMA.to_string(),
+        preset: base.workload.preset.clone(),
+        tp: base.config.check.tp,
+        machine: None,
+        rungs: Vec::new(),
+        healthy_runs: healthy,
+        false_alarms: 0,
+        smallest_detected_us: None,
+        monotone: true,
+        reason: None,
+    };
+    for (i, &delay) in ladder.iter().enumerate() {
+        let mut opts = base.clone();
+        opts.inject_delay_us = delay;
+        opts.progress = false;
+        let started = std::time::Instant::now();
+        let r = match crate::run(&opts) {
+            Ok(run) if run.report.verdict == Verdict::Skip => {
+                report.reason = run.report.reason.clone();
+                return report;
+            }
+            Ok(run) => {
+                if report.machine.is_none() {
+                    report.machine = run.report.inventory.as_ref().map(|inv| {
+                        format!(
+                            "{} × {}, torch {}",
+                            report.tp,
+                            inv.gpu_name.as_deref().unwrap_or("?"),
+                            inv.torch.as_deref().unwrap_or("?")
+                        )
+                    });
+                }
+                let r = rung(delay, &run.report);
+                on_rung(i, ladder.len(), &r, Some(&run.report));
+                r
+            }
+            Err(e) => {
+                let r = Rung {
+                    delay_us: delay,
+                    verdict: "error".into(),
+                    failed: Vec::new(),
+                    warned: Vec::new(),
+                    host_p50_us: None,
+                    gpu_us_per_replay: None,
+                    occupancy: None,
+                    wall_s: started.elapsed().as_secs_f64(),
+                    error: Some(format!("{e:#}")),
+                };
+                on_rung(i, ladder.len(), &r, None);
+                r
+            }
+        };
+        report.rungs.push(r);
+    }
+    summarize(&mut report);
+    report
+}
+
+/// Fills the false-alarm count, the smallest delay detected and whether detection is monotone.
+pub fn summarize(report: &mut SelftestReport) {
+    report.false_alarms =
+        report.rungs.iter().filter(|r| r.delay_us == 0.0 && r.verdict == "fail").count() as u32;
+    let injected: Vec<&Rung> = report.rungs.iter().filter(|r| r.delay_us > 0.0).collect();
+    report.smallest_detected_us =
+        injected.iter().filter(|r| r.verdict == "fail").map(|r| r.delay_us).min_by(f64::total_cmp);
+    report.monotone = match report.smallest_detected_us {
+        Some(d) => injected.iter().filter(|r| r.delay_us >= d).all(|r| r.verdict == "fail"),
+        None => true,
+    };
+}
+
+/// The detection table for a terminal.
+pub fn render_terminal(r: &SelftestReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "selftest  preset {}{}{}",
+        r.preset,
+        if r.tp > 1 { format!(", tp {}", r.tp) } else { String::new() },
+        r.machine.as_ref().map_or(String::new(), |m| format!(", {m}"))
+    );
+    if let Some(reason) = &r.reason {
+        let _ = writeln!(out, "skipped: {reason}");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:>9}  {:<7} {:>11} {:>12} {:>10}  checks that fired",
+        "delay µs", "verdict", "host p50 µs", "GPU µs/rep", "occupancy"
+    );
+    let num = |v: Option<f64>, p: usize| v.map_or("–".to_string(), |x| format!("{x:.p$}"));
+    for g in &r.rungs {
+        let fired = if let Some(e) = &g.error {
+            format!("error: {e}")
+        } else if g.failed.is_empty() && g.warned.is_empty() {
+            "–".to_string()
+        } else {
+            let mut parts = g.failed.clone();
+            parts.extend(g.warned.iter().map(|w| format!("({w})")));
+            parts.join(" ")
+        };
+        let _ = writeln!(
+            out,
+            "{:>9}  {:<7} {:>11} {:>12} {:>10}  {fired}",
+            if g.delay_us == 0.0 { "0 (healthy)".to_string() } else { format!("{}", g.delay_us) },
+            g.verdict,
+            num(g.host_p50_us, 1),
+            num(g.gpu_us_per_replay, 1),
+            num(g.occupancy.map(|o| o * 100.0), 1),
+        );
+    }
+    let _ = writeln!(out, "\n(checks in parentheses warned)");
+    match r.smallest_detected_us {
+        Some(d) => {
+            let _ = writeln!(
+                out,
+                "smallest delay detected: {d} µs per launch{}",
+                if r.monotone {
+                    ", and every larger one"
+                } else {
+                    " (but not every larger one: see the table)"
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(out, "no injected delay was detected");
+        }
+    }
+    let _ =
+        writeln!(out, "false alarms at zero delay: {} of {} healthy runs", r.false_alarms, r.healthy_runs);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rung(delay: f64, verdict: &str) -> Rung {
+        Rung {
+            delay_us: delay,
+            verdict: verdict.into(),
+            failed: Vec::new(),
+            warned: Vec::new(),
+            host_p50_us: None,
+            gpu_us_per_replay: None,
+            occupancy: None,
+            wall_s: 0.0,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn summary_counts_false_alarms_and_the_smallest_detection() {
+        let mut r = SelftestReport {
+            schema: SCHEMA.into(),
+            preset: "tiny".into(),
+            tp: 1,
+            machine: None,
+            rungs: vec![
+                rung(0.0, "warn"),
+                rung(0.0, "fail"),
+                rung(5.0, "pass"),
+                rung(10.0, "warn"),
+                rung(25.0, "fail"),
+                rung(50.0, "fail"),
+            ],
+            healthy_runs: 2,
+            false_alarms: 0,
+            smallest_detected_us: None,
+            monotone: false,
+            reason: None,
+        };
+        summarize(&mut r);
+        assert_eq!(r.false_alarms, 1);
+        assert_eq!(r.smallest_detected_us, Some(25.0));
+        assert!(r.monotone);
+        r.rungs.push(rung(100.0, "pass"));
+        summarize(&mut r);
+        assert!(!r.monotone);
+        assert!(render_terminal(&r).contains("smallest delay detected: 25 µs"));
+    }
+}
