@@ -212,6 +212,11 @@ fn count_events(doc: &Value) -> (usize, usize) {
 /// The annotated copy: the input's events first, unchanged; then gap events matching the gaps the
 /// oracle finds over the threshold, and a launch and a replay event per graph launch.
 fn assert_annotated(input: &Path, annotated: &Path, threshold_us: f64) {
+    assert_annotated_with(input, annotated, &Opts { gap_threshold_us: threshold_us, ..Default::default() });
+}
+
+fn assert_annotated_with(input: &Path, annotated: &Path, opts: &Opts) {
+    let threshold_us = opts.gap_threshold_us;
     let original = oracle::load(input);
     let copy = oracle::load(annotated);
     let (n, launches) = count_events(&original);
@@ -226,7 +231,7 @@ fn assert_annotated(input: &Path, annotated: &Path, threshold_us: f64) {
         .map(|e| e["dur"].as_f64().unwrap())
         .collect();
     got.sort_by(f64::total_cmp);
-    let expected = oracle::compute(&original, &Opts { gap_threshold_us: threshold_us, ..Default::default() });
+    let expected = oracle::compute(&original, opts);
     let mut want: Vec<f64> = expected
         .devices
         .values()
@@ -322,6 +327,31 @@ fn the_annotated_copy_analyzes_like_the_original() {
         };
         assert_eq!(judged(&again), judged(&original));
     }
+}
+
+#[test]
+fn within_spans_mark_only_the_gaps_measured() {
+    let Some(shared) = shared_dir() else { return };
+    // 101 gaps over 100 µs in the whole trace (the injected delay) but none inside the replay
+    // spans; with a 1 µs threshold the short gaps between kernels inside them are marked instead.
+    let trace = shared.join("traces/h200/delay270_refresh.json.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let (html, annotated) = (dir.path().join("r.html"), dir.path().join("a.json"));
+    launchguard()
+        .arg("analyze")
+        .arg(&trace)
+        .args(["--within", "probe::replay", "--gap-us", "1"])
+        .arg("--html")
+        .arg(&html)
+        .arg("--annotate-trace")
+        .arg(&annotated)
+        .assert()
+        // Dozens of 1–2 µs gaps between kernels inside the spans: over the limit of 5.
+        .code(1);
+    let within = regex::Regex::new("probe::replay").unwrap();
+    assert_annotated_with(&trace, &annotated, &Opts { gap_threshold_us: 1.0, within: Some(within) });
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("class=\"outside\""), "time outside the spans is shaded");
 }
 
 #[test]

@@ -201,7 +201,12 @@ fn timelines(a: &Analysis, f: &Findings) -> Markup {
         section {
             h2 { "GPU timeline" }
             p.note {
-                (human_us(extent as f64 / 1000.0)) " from the first GPU activity to the last; each pixel column shows the busy fraction of its "
+                @if a.within.is_some() {
+                    (human_us(extent as f64 / 1000.0)) " from the first matching span to the last (grey: outside them, not measured)"
+                } @else {
+                    (human_us(extent as f64 / 1000.0)) " from the first GPU activity to the last"
+                }
+                "; each pixel column shows the busy fraction of its "
                 (human_us(extent as f64 / 1000.0 / crate::timeline_svg::PLOT_W))
                 ". " span.key.gapkey { } " " (over) " gap(s) over " (charts::axis_us(f.threshold_us))
                 @if !f.replays.is_empty() { ", " span.key.replaykey { } " " (f.replays.len()) " graph replay(s)" }
