@@ -202,6 +202,9 @@ pub struct CheckArgs {
     /// Keep the profiled trace at PATH (several ranks: {rank} in PATH, or .rankN appended).
     #[arg(long, value_name = "PATH")]
     pub keep_trace: Option<PathBuf>,
+    /// Also write the result (launchguard.check/1, with the raw samples) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     #[command(flatten)]

@@ -156,6 +156,11 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         phases: &phases,
         document: &document,
     };
+    if let Some(path) = &args.json {
+        let mut bytes = serde_json::to_vec_pretty(&document)?;
+        bytes.push(b'\n');
+        launchguard_report::write_atomic(path, &bytes)?;
+    }
     let trace = args.keep_trace.as_deref();
     outputs::emit(&view, args.format, &args.reports, trace)
 }

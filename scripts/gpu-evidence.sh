@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# GPU evidence: runs launchguard's GPU-only behaviours on a lent GPU machine and keeps every
+# command's output, for docs/evidence/. Not part of `cargo test` (there is no GPU in CI).
+#
+# usage: OUT=dir scripts/gpu-evidence.sh SCENARIO...
+#   single  – (2 GPUs) selftest ladders for reference (10 healthy runs) and tiny in parallel on
+#             GPU 0 and GPU 1; on GPU 1: check with every report, injected delays, qwen3-0.6b,
+#             and the ATOM test's wall time beside check's (if .device-carry/atom/ has it)
+#   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
+# Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
+# $OUT/evidence.tar.gz (the device returns few files).
+set -u
+BIN=${BIN:-$PWD/.device-carry/launchguard}
+E=$OUT/ev
+mkdir -p "$E"
+export PYTHONUNBUFFERED=1
+
+# run NAME ARGS...: one launchguard command, its output and exit code kept.
+run() {
+  local name=$1; shift
+  {
+    echo "\$ launchguard $*"
+    echo "# $(date -u +%FT%TZ) on $(hostname), CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-all}"
+    /usr/bin/time -f "# wall %e s" "$BIN" "$@"
+    echo "# exit code $?"
+  } > "$E/$name.txt" 2>&1
+  echo "--- $name: $(tail -n 2 "$E/$name.txt" | tr '\n' ' ')"
+}
+
+machine() {
+  { nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+    env | grep -E '^(NCCL_NVLS_ENABLE|TORCH_SYMM_MEM_DISABLE_MULTICAST|NVSHMEM_DISABLE_NVLS)=' | sort
+    "$BIN" --version; } > "$E/machine.txt" 2>&1
+  "$BIN" linkage > "$E/linkage.txt" 2>&1; echo "# exit code $?" >> "$E/linkage.txt"
+}
+
+single() {
+  ( export CUDA_VISIBLE_DEVICES=0
+    run selftest-reference selftest --preset reference --healthy 10 --keep-results "$E/selftest-reference" ) &
+  ( export CUDA_VISIBLE_DEVICES=1
+    run selftest-tiny selftest --preset tiny --keep-results "$E/selftest-tiny"
+    run check-reference check --preset reference --json "$E/check-reference.json" --junit "$E/check-reference.junit.xml" \
+      --markdown "$E/check-reference.md" --html "$E/check-reference.html" --keep-trace "$E/check-reference.trace.json"
+    if [ -f .device-carry/atom/test_profiler_regression.py ]; then
+      { echo "\$ python3 -m pytest -q test_profiler_regression.py (ROCm/ATOM's test, same GPU)"
+        /usr/bin/time -f "# wall %e s" python3 -m pytest -q -p no:cacheprovider .device-carry/atom/test_profiler_regression.py
+        echo "# exit code $?"; } > "$E/atom-test.txt" 2>&1
+      echo "--- atom-test: $(tail -n 2 "$E/atom-test.txt" | tr '\n' ' ')"
+      run check-reference-timed check --preset reference
+    fi
+    run check-reference-delay300 check --preset reference --inject-delay-us 300
+    run check-tiny-delay50 check --preset tiny --inject-delay-us 50
+    run check-qwen3 check --preset qwen3-0.6b --json "$E/check-qwen3.json" ) &
+  wait
+}
+
+tp() {
+  local n=$1
+  run "check-tp$n" check --tp "$n" --timeout 120 --json "$E/check-tp$n.json" --keep-trace "$E/tp$n.rank{rank}.json"
+  if ! grep -q '^# exit code [01]$' "$E/check-tp$n.txt"; then
+    echo "check --tp $n did not finish: skipping the kill test and the ladder"; return
+  fi
+  # A rank killed mid-run: the guard must end with an error naming it and leave no process.
+  {
+    echo "\$ launchguard check --tp $n & ... kill -9 <rank 1> after 12 s"
+    "$BIN" check --tp "$n" --timeout 120 > "$E/kill-tp$n.out" 2>&1 &
+    local lg=$! victim=""
+    sleep 12
+    for p in $(pgrep -f launchguard_workload.py); do
+      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
+    done
+    echo "# killing rank 1: pid ${victim:-none}"; [ -n "$victim" ] && kill -9 "$victim"
+    wait $lg; echo "# launchguard exit code $?"
+    cat "$E/kill-tp$n.out"
+    sleep 2
+    echo "# workload processes left: $(pgrep -fc launchguard_workload.py)"
+  } > "$E/kill-tp$n.txt" 2>&1
+  echo "--- kill-tp$n: $(grep '^#' "$E/kill-tp$n.txt" | tr '\n' ' ')"
+  run "selftest-tp$n" selftest --tp "$n" --timeout 120 --healthy 2 --delays 25,100,400 --keep-results "$E/selftest-tp$n"
+}
+
+machine
+while [ $# -gt 0 ]; do
+  case $1 in
+    single) single; shift ;;
+    tp) tp "$2"; shift 2 ;;
+    *) echo "unknown scenario $1"; exit 2 ;;
+  esac
+done
+tar -C "$OUT" -czf "$OUT/evidence.tar.gz" ev && rm -rf "$E"
+ls -la "$OUT"
