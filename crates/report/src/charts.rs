@@ -327,7 +327,7 @@ pub fn box_plots(title: &str, groups: &[(&str, &str, &[f64])]) -> Markup {
                     rect class=(format!("box {class}")) x=(c(cx - gw * 0.18)) y=(c(py(q(75.0)))) width=(c(gw * 0.36)) height=(c((py(q(25.0)) - py(q(75.0))).max(1.0))) {
                         title { (label) ": p25 " (human_us(q(25.0))) ", p50 " (human_us(q(50.0))) ", p75 " (human_us(q(75.0))) ", p99 " (human_us(q(99.0))) }
                     }
-                    line class=(format!("median {class}")) x1=(c(cx - gw * 0.18)) y1=(c(py(q(50.0)))) x2=(c(cx + gw * 0.18)) y2=(c(py(q(50.0)))) {}
+                    line class=(format!("bmedian {class}")) x1=(c(cx - gw * 0.18)) y1=(c(py(q(50.0)))) x2=(c(cx + gw * 0.18)) y2=(c(py(q(50.0)))) {}
                     text.count x=(c(cx - gw * 0.2)) y=(c(py(q(50.0)) + 4.0)) text-anchor="end" { (human_us(q(50.0))) }
                 }
             }
