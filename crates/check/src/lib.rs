@@ -4,12 +4,14 @@
 //! The Python side ([`protocol::SCRIPT`]) only measures; every decision is made here.
 
 pub mod checks;
+pub mod compare;
 pub mod model;
 pub mod preset;
 pub mod progress;
 pub mod protocol;
 pub mod runner;
 pub mod selftest;
+pub mod stats;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
