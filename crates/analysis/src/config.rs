@@ -110,21 +110,54 @@ impl Default for CheckConfig {
     }
 }
 
-/// Limits of a baseline comparison.
+/// Limits of a baseline comparison (`compare`, `check --baseline`).
+///
+/// A metric measured per replay fails only when the shift is both significant (Mann–Whitney U,
+/// p < `alpha`) and large: the bound of its bootstrap interval nearest to zero must clear a floor,
+/// the larger of an absolute floor and `min_relative_shift` × the baseline median. Per-replay
+/// samples are autocorrelated and each process has its own offset (healthy host p50 2.6 and 4.7 µs
+/// in two processes on one H200), so significance alone would alarm on noise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CompareConfig {
     /// Significance level of the test on raw samples.
     pub alpha: f64,
-    /// A shift of the median host cost smaller than this, in µs, never fails.
+    /// A shift of the median host cost per replay smaller than this, in µs, never fails. Healthy
+    /// processes differ by up to ~3 µs (p50 2.7–5.5 µs before the profiler session on an H200).
     pub min_host_shift_us: f64,
-    /// ... nor one smaller than this fraction of the baseline median.
+    /// ... nor one smaller than this fraction of the baseline median. Below a 10 µs baseline the
+    /// absolute floor decides; above it, noise grows with the cost (14–17 µs healthy after the
+    /// profiler session).
     pub min_relative_shift: f64,
+    /// A shift of the median graph-launch duration (profiled replays) smaller than this, in µs,
+    /// never fails (nor one under `min_relative_shift` of the baseline). Healthy p50 39–44 µs.
+    pub min_launch_shift_us: f64,
+    /// GPU time per replay (one figure per run) up by more than this fraction fails. Healthy runs
+    /// agree to ~1% (255–257 µs).
+    pub max_gpu_increase: f64,
+    /// Occupancy of the profiled window (one figure per run) down by more than this fails.
+    pub max_occupancy_drop: f64,
+    /// Confidence level of the bootstrap intervals.
+    pub confidence: f64,
+    /// Bootstrap resamples per metric.
+    pub resamples: u32,
+    /// Seed of the bootstrap: the same inputs always give the same interval.
+    pub seed: u64,
 }
 
 impl Default for CompareConfig {
     fn default() -> Self {
-        Self { alpha: 0.001, min_host_shift_us: 5.0, min_relative_shift: 0.5 }
+        Self {
+            alpha: 0.001,
+            min_host_shift_us: 5.0,
+            min_relative_shift: 0.5,
+            min_launch_shift_us: 20.0,
+            max_gpu_increase: 0.05,
+            max_occupancy_drop: 0.05,
+            confidence: 0.95,
+            resamples: 2000,
+            seed: 20261129,
+        }
     }
 }
 
