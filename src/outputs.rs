@@ -36,7 +36,7 @@ pub fn emit(
     Ok(())
 }
 
-fn write_reports(view: &View<'_>, reports: &ReportArgs, trace: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn write_reports(view: &View<'_>, reports: &ReportArgs, trace: Option<&Path>) -> anyhow::Result<()> {
     let annotate = match (&reports.annotate_trace, trace) {
         (Some(path), Some(input)) => Some((
             path,
@@ -77,8 +77,16 @@ fn write_reports(view: &View<'_>, reports: &ReportArgs, trace: Option<&Path>) ->
     Ok(())
 }
 
-/// Whether two paths name the same file (or would: equal paths of files not yet there).
-fn same_file(a: &Path, b: &Path) -> bool {
+/// Whether two paths name the same file (a link to it included), or would: equal paths of files
+/// not yet there.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (x.dev(), x.ino()) == (y.dev(), y.ino());
+        }
+    }
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,

@@ -376,8 +376,10 @@ fn a_report_over_the_input_is_refused() {
     let trace = dir.path().join("t.json.gz");
     std::fs::copy(repo_root().join("examples/delay270_clean.json.gz"), &trace).unwrap();
     let before = std::fs::read(&trace).unwrap();
-    for flag in ["--html", "--annotate-trace", "--junit"] {
-        let out = launchguard().arg("analyze").arg(&trace).arg(flag).arg(&trace).output().unwrap();
+    let link = dir.path().join("link.json.gz");
+    std::fs::hard_link(&trace, &link).unwrap();
+    for (flag, target) in [("--html", &trace), ("--annotate-trace", &link), ("--junit", &trace)] {
+        let out = launchguard().arg("analyze").arg(&trace).arg(flag).arg(target).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{flag}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
