@@ -1,0 +1,158 @@
+"""The pytest plugin, run in sub-sessions through pytester (pytest's own plugin-testing fixture).
+
+Each sub-session is a fresh ``python -m pytest`` process, so the plugin is loaded the way users
+get it: through the installed wheel's ``pytest11`` entry point.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import binary_json, torch_importable
+
+# pytest's exit codes.
+OK, TESTS_FAILED, INTERRUPTED, USAGE_ERROR = 0, 1, 2, 4
+
+
+def junit_cases(path: Path) -> dict[str, ET.Element]:
+    """The testcases of a JUnit XML file, by ``classname::name``."""
+    return {f"{c.get('classname')}::{c.get('name')}": c for c in ET.parse(path).getroot().iter("testcase")}
+
+
+def test_delayed_trace_fails_occupancy_and_passes_the_rest(pytester: pytest.Pytester, h200: Path):
+    trace = h200 / "delay270_clean.json.gz"
+    _, doc = binary_json("analyze", str(trace))
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", f"--junitxml={junit}", "-v")
+    assert result.ret == TESTS_FAILED
+    result.assert_outcomes(failed=1, passed=len(doc["checks"]) - 1)
+    result.stdout.fnmatch_lines(["*launchguard::occupancy FAILED*", "*launchguard::gaps PASSED*"])
+
+    cases = junit_cases(junit)
+    assert sorted(cases) == sorted(f"launchguard::{c['id']}" for c in doc["checks"])
+    for check in doc["checks"]:
+        failures = cases[f"launchguard::{check['id']}"].findall("failure")
+        if check["id"] == "occupancy":
+            # The check's own message, as the binary wrote it, with its hint after it.
+            assert [f.get("message") for f in failures] == [f"{check['message']}\nhint: {check['hint']}"]
+        else:
+            assert failures == []
+
+
+def test_healthy_trace_fails_nothing(pytester: pytest.Pytester, h200: Path):
+    _, doc = binary_json("analyze", str(h200 / "healthy_clean.json.gz"))
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess(
+        "--launchguard-trace", str(h200 / "healthy_clean.json.gz"), f"--junitxml={junit}"
+    )
+    assert result.ret == OK
+    warned = [c for c in doc["checks"] if c["status"] == "warn"]
+    result.assert_outcomes(passed=len(doc["checks"]), warnings=len(warned))
+    for c in warned:  # a warning passes, and says so in pytest's warnings summary
+        result.stdout.fnmatch_lines([f"*LaunchguardWarning: {c['id']}: {c['message']}*"])
+    root = ET.parse(junit).getroot()
+    assert root.findall(".//failure") == [] and root.findall(".//error") == []
+    assert len(list(root.iter("testcase"))) == len(doc["checks"])
+
+
+def test_skipped_checks_skip_with_their_message(pytester: pytest.Pytester, shared: Path):
+    # A trace with CPU events only: the checks that need GPU activity cannot judge it.
+    trace = shared / "public/cuda/cpu_only_rank34.json.gz"
+    _, doc = binary_json("analyze", str(trace))
+    skipped = [c for c in doc["checks"] if c["status"] == "skip"]
+    assert skipped, "the CPU-only trace is expected to skip some checks"
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", f"--junitxml={junit}", "-rs")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped") == len(skipped)
+    cases = junit_cases(junit)
+    for c in skipped:
+        assert [s.get("message") for s in cases[f"launchguard::{c['id']}"].findall("skipped")] == [c["message"]]
+
+
+def test_keyword_selection_applies_to_the_checks(pytester: pytest.Pytester, h200: Path):
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}", "-k", "gaps")
+    assert result.ret == OK
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 1 and outcomes["deselected"] >= 1 and "failed" not in outcomes
+
+
+def test_config_file_and_extra_args_are_the_cli_s(pytester: pytest.Pytester, h200: Path):
+    trace = h200 / "delay270_clean.json.gz"
+    pytester.makefile(".toml", launchguard="[thresholds]\noccupancy_fail = 0.5\noccupancy_warn = 0.6\n")
+    by_config = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", "--launchguard-config=launchguard.toml")
+    assert by_config.ret == OK
+    by_arg = pytester.runpytest_subprocess(
+        f"--launchguard-trace={trace}",
+        "--launchguard-arg=--occupancy-fail=0.5",
+        "--launchguard-arg=--occupancy-warn=0.6",
+    )
+    assert by_arg.ret == OK
+    # And a flag wins over the file, as on the command line.
+    both = pytester.runpytest_subprocess(
+        f"--launchguard-trace={trace}",
+        "--launchguard-config=launchguard.toml",
+        "--launchguard-arg=--occupancy-fail=0.8",
+    )
+    assert both.ret == TESTS_FAILED
+
+
+def test_ini_options(pytester: pytest.Pytester, h200: Path):
+    (pytester.path / "conf").mkdir()
+    (pytester.path / "conf" / "lg.toml").write_text("[thresholds]\noccupancy_fail = 0.5\n")
+    pytester.makeini("[pytest]\nlaunchguard_config = conf/lg.toml\nlaunchguard_args = --occupancy-warn 0.6\n")
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}")
+    # Both applied: fail below 0.5 from the file, warn below 0.6 from the args; 0.71 does neither.
+    assert result.ret == OK
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and "warnings" not in outcomes
+
+
+def test_fixture_gives_the_result_to_the_project_s_tests(pytester: pytest.Pytester, h200: Path):
+    pytester.makepyfile(
+        test_mine="""
+        def test_uses_the_result(launchguard_result):
+            assert launchguard_result.schema == "launchguard.analysis/1"
+            assert [c.id for c in launchguard_result.failed] == ["occupancy"]
+            assert launchguard_result.raw["replay_summary"]["count"] == 100
+        """
+    )
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}", "-v")
+    result.stdout.fnmatch_lines(["*test_mine.py::test_uses_the_result PASSED*"])
+    assert result.ret == TESTS_FAILED  # the occupancy check itself
+
+
+def test_fixture_skips_and_plugin_is_inert_without_options(pytester: pytest.Pytester):
+    pytester.makepyfile(test_mine="def test_uses_the_result(launchguard_result):\n    pass\n")
+    result = pytester.runpytest_subprocess("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*launchguard is not enabled*"])
+    assert "launchguard::" not in result.stdout.str()
+
+
+def test_unusable_trace_is_a_collection_error(pytester: pytest.Pytester):
+    missing = pytester.path / "missing.json.gz"
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={missing}")
+    assert result.ret == INTERRUPTED
+    result.stdout.fnmatch_lines([f"launchguard: error: {missing}: no such file", "*1 error*"])
+
+
+def test_check_and_trace_exclude_each_other(pytester: pytest.Pytester, h200: Path):
+    result = pytester.runpytest_subprocess("--launchguard", f"--launchguard-trace={h200 / 'healthy_clean.json.gz'}")
+    assert result.ret == USAGE_ERROR
+    result.stderr.fnmatch_lines(["*exclude each other*"])
+
+
+@pytest.mark.skipif(torch_importable(), reason="torch is installed here: check would run a real workload")
+def test_check_without_torch_is_one_skipped_test(pytester: pytest.Pytester):
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess("--launchguard", f"--junitxml={junit}", "-rs")
+    assert result.ret == OK
+    result.assert_outcomes(skipped=1)
+    (case,) = junit_cases(junit).items()
+    assert case[0] == "launchguard::check"
+    (skip,) = case[1].findall("skipped")
+    assert "torch is not installed" in skip.get("message")
