@@ -134,8 +134,13 @@ struct Loaded {
     page_requests: Vec<String>,
 }
 
+/// One browser at a time: the tests run in parallel on a 2-core machine, and several Chromiums
+/// at once only make each one slow enough to hit its timeout.
+static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Loads `html` in headless Chromium with every host name unresolvable and a network log on.
 fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
+    let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let profile = tempfile::tempdir().unwrap();
     let netlog = profile.path().join("netlog.json");
     let out = Command::new("timeout")
