@@ -12,6 +12,8 @@ pub mod checks;
 pub mod config;
 pub mod intervals;
 pub mod model;
+pub mod model_ranks;
+pub mod ranks;
 
 pub use analyze::{analyze, analyze_timeline, Options};
 pub use check::{Check, Status, Verdict};
