@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod ranks_terminal;
 pub mod terminal;
 mod timeline_svg;
 

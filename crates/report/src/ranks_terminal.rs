@@ -1,0 +1,204 @@
+//! The readable report of a multi-rank analysis (`launchguard.analysis-ranks/1`): a per-rank
+//! table over each rank's own window and over the common window, the cross-rank figures, the
+//! checks and the verdict.
+
+use std::fmt::Write as _;
+
+use launchguard_analysis::model_ranks::{RankFigures, RanksAnalysis, Skew};
+use launchguard_analysis::Status;
+
+use crate::terminal::{human_bytes, human_us};
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn opt_us(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), human_us)
+}
+
+const HEADER: [&str; 9] =
+    ["", "window", "busy", "occupancy", "compute", "collectives", "waiting", "excl. waiting", "verdict"];
+
+fn row(out: &mut String, cells: [String; 9]) {
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>10} {:>10} {:>9} {:>10} {:>11} {:>10} {:>13} {:>7}",
+        cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]
+    );
+}
+
+fn figures_row(out: &mut String, rank: u64, f: &RankFigures, verdict: &str) {
+    row(
+        out,
+        [
+            format!("rank {rank}"),
+            human_us(f.window_us),
+            human_us(f.busy_us),
+            pct(Some(f.occupancy)),
+            human_us(f.compute_busy_us),
+            human_us(f.collective_busy_us),
+            opt_us(f.collective_wait_us),
+            pct(f.occupancy_excluding_wait),
+            verdict.to_string(),
+        ],
+    );
+}
+
+fn skew_line(out: &mut String, label: &str, s: &Skew) {
+    let _ = writeln!(
+        out,
+        "{label:<13}{} replays: GPU start p50 {}  p99 {}  max {};  launch call p50 {}  p99 {}  max {}",
+        s.replays,
+        human_us(s.gpu_start.p50_us),
+        human_us(s.gpu_start.p99_us),
+        human_us(s.gpu_start.max_us),
+        human_us(s.launch_start.p50_us),
+        human_us(s.launch_start.p99_us),
+        human_us(s.launch_start.max_us)
+    );
+    let last: Vec<String> =
+        s.last_to_start.iter().map(|c| format!("rank {} {}", c.rank, c.replays)).collect();
+    let straggler = s.straggler.map_or("no single straggler".to_string(), |r| format!("straggler rank {r}"));
+    let _ = writeln!(out, "{:<13}last to start on the GPU: {}; {straggler}", "", last.join(", "));
+}
+
+/// Renders a multi-rank analysis for a terminal (no colour codes).
+pub fn render(r: &RanksAnalysis) -> String {
+    let mut out = String::new();
+    let world = r.world_size.map_or("world size unknown".to_string(), |w| format!("world size {w}"));
+    let _ = writeln!(out, "{} ranks, {world}", r.ranks.len());
+    for rank in &r.ranks {
+        let s = &rank.analysis.source;
+        let _ = writeln!(
+            out,
+            "  rank {:<3} {}  ({}{}, {} events; rank from {})",
+            rank.rank,
+            s.path,
+            human_bytes(s.bytes),
+            if s.gzip { " gzip" } else { "" },
+            s.events,
+            rank.rank_from
+        );
+    }
+    out.push('\n');
+
+    let _ = writeln!(out, "each rank over its own window (first to last GPU activity)");
+    row(&mut out, HEADER.map(str::to_string));
+    for rank in &r.ranks {
+        figures_row(&mut out, rank.rank, &rank.whole, "");
+    }
+    match &r.across.common_window {
+        Some(w) => {
+            let _ = writeln!(
+                out,
+                "over the common window, {}, in which every rank was recorded",
+                human_us(w.length_us)
+            );
+            for rank in &r.ranks {
+                if let Some(f) = &rank.common {
+                    figures_row(&mut out, rank.rank, f, &rank.verdict.as_str().to_uppercase());
+                }
+            }
+        }
+        None => {
+            let _ = writeln!(out, "no common window: the ranks' GPU activity does not overlap in time");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  (waiting: collectives running before the last rank reached them; excl. waiting: occupancy without it)"
+    );
+    out.push('\n');
+
+    let _ = writeln!(out, "{:<13}{}", "launches", {
+        let v: Vec<String> = r
+            .ranks
+            .iter()
+            .map(|k| {
+                let g = &k.analysis.graph_launches;
+                format!(
+                    "rank {} p50 {} mean {} max {}",
+                    k.rank,
+                    opt_us(g.p50_us),
+                    opt_us(g.mean_us),
+                    opt_us(g.max_us)
+                )
+            })
+            .collect();
+        v.join("; ")
+    });
+    for rank in &r.ranks {
+        let c = &rank.collectives;
+        let names: Vec<String> =
+            c.names.iter().take(3).map(|n| format!("{} ×{}", short(&n.name), n.count)).collect();
+        let _ = writeln!(
+            out,
+            "{:<13}rank {}: {} kernels, {} matched across ranks{}{}",
+            if rank.rank == r.ranks[0].rank { "collectives" } else { "" },
+            rank.rank,
+            c.kernels,
+            c.matched,
+            if c.point_to_point > 0 {
+                format!(", {} point-to-point", c.point_to_point)
+            } else {
+                String::new()
+            },
+            if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
+        );
+    }
+    let c = &r.across.clocks;
+    let clocks = match c.aligned {
+        Some(true) => format!(
+            "one clock: {} matched collectives overlap on every rank (smallest overlap {})",
+            c.matched_collectives,
+            opt_us(c.min_overlap_us)
+        ),
+        Some(false) => format!(
+            "look unaligned: {} of {} matched collectives miss each other (by up to {})",
+            c.violations,
+            c.matched_collectives,
+            opt_us(c.min_overlap_us.map(|x| -x))
+        ),
+        None => "assumed one (no collective matched)".to_string(),
+    };
+    let _ = writeln!(out, "{:<13}{clocks}", "clocks");
+    match &r.across.skew {
+        Some(s) => skew_line(&mut out, "replay skew", s),
+        None => {
+            let _ = writeln!(out, "{:<13}not measured", "replay skew");
+        }
+    }
+    if let Some(s) = &r.across.skew_common {
+        skew_line(&mut out, "  common", s);
+    }
+    let _ = writeln!(out, "{:<13}rank {}", "worst rank", r.across.worst_rank);
+    out.push('\n');
+
+    if !r.checks.is_empty() {
+        let _ = writeln!(out, "checks across ranks");
+        for c in &r.checks {
+            let tag = match c.status {
+                Status::Pass => "pass",
+                Status::Warn => "WARN",
+                Status::Fail => "FAIL",
+                Status::Skip => "skip",
+            };
+            let _ = writeln!(out, "  {tag}  {:<20} {}", c.id, c.message);
+            if let (Some(h), true) = (&c.hint, c.status >= Status::Warn) {
+                let _ = writeln!(out, "        {:<20} hint: {h}", "");
+            }
+        }
+        out.push('\n');
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    let _ = writeln!(out, "verdict: {}", r.verdict.as_str().to_uppercase());
+    out
+}
+
+/// A kernel name without its argument list, for one line.
+fn short(name: &str) -> &str {
+    name.split('(').next().unwrap_or(name)
+}
