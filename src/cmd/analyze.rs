@@ -1,10 +1,15 @@
-//! `launchguard analyze TRACE`.
+//! `launchguard analyze TRACE...`: one trace, or the ranks of one distributed run (several traces,
+//! or a folder of them).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use launchguard_analysis::analyze::{analyze, Options};
-use launchguard_trace::Parser;
+use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
+use launchguard_trace::{Parser, Trace};
 
-use crate::cli::{AnalyzeArgs, ParserArg};
+use crate::cli::{AnalyzeArgs, Format, ParserArg};
 use crate::outputs;
 
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
@@ -18,15 +23,12 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let parser = match args.parser {
         ParserArg::Simple => Parser::Simple,
     };
-    let trace = launchguard_trace::read_with(&args.traces[0], parser)?;
-    if let Some(why) = &trace.truncated {
-        eprintln!(
-            "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
-            args.traces[0].display(),
-            trace.timeline.events
-        );
-    }
+    let paths = expand(&args.traces)?;
     let opts = Options { within, thresholds: config.thresholds.clone() };
+    if paths.len() > 1 {
+        return several(&args, &paths, parser, &opts);
+    }
+    let trace = read(&paths[0], parser)?;
     let analysis = analyze(&trace, &opts);
     let document = serde_json::to_value(&analysis)?;
     let view = launchguard_report::View {
@@ -39,6 +41,115 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         phases: &[],
         document: &document,
     };
-    outputs::emit(&view, args.format, &args.reports, Some(&args.traces[0]))?;
+    outputs::emit(&view, args.format, &args.reports, Some(&paths[0]))?;
     Ok(analysis.verdict.exit_code() as u8)
+}
+
+/// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`).
+fn is_trace_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// The traces named on the command line, a folder standing for every trace file directly in it
+/// (sorted by name).
+fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for arg in args {
+        if !arg.is_dir() {
+            out.push(arg.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in
+            std::fs::read_dir(arg).with_context(|| format!("{}: cannot list the folder", arg.display()))?
+        {
+            let path = entry.with_context(|| format!("{}: cannot list the folder", arg.display()))?.path();
+            if path.is_file() && is_trace_name(&path) {
+                found.push(path);
+            }
+        }
+        anyhow::ensure!(!found.is_empty(), "{}: no trace (*.json, *.json.gz) in this folder", arg.display());
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
+    let trace = launchguard_trace::read_with(path, parser)?;
+    if let Some(why) = &trace.truncated {
+        eprintln!(
+            "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
+            path.display(),
+            trace.timeline.events
+        );
+    }
+    Ok(trace)
+}
+
+/// Several traces: the ranks of one run. Report files (`--junit`, `--html`, …) show the worst
+/// rank, with the checks across ranks; `--annotate-trace` annotates the worst rank's trace.
+fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options) -> anyhow::Result<u8> {
+    anyhow::ensure!(
+        opts.within.is_none(),
+        "--within works on one trace only for now: the cross-rank figures cover whole traces"
+    );
+    let traces = paths.iter().map(|p| read(p, parser)).collect::<anyhow::Result<Vec<Trace>>>()?;
+    let ids = identify(&traces)?;
+    let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
+    let result = analyze_ranks(&ranks, opts);
+    let document = serde_json::to_value(&result)?;
+    let (worst, worst_trace) = result
+        .ranks
+        .iter()
+        .zip(&ranks)
+        .find(|(r, _)| r.rank == result.across.worst_rank)
+        .map(|(r, t)| (r, t.trace))
+        .context("the worst rank is not among the ranks")?;
+    let view = launchguard_report::View {
+        command: "analyze",
+        verdict: result.verdict,
+        reason: None,
+        checks: &result.checks,
+        analysis: Some(&worst.analysis),
+        timeline: Some(&worst_trace.timeline),
+        phases: &[],
+        document: &document,
+    };
+    // No report may overwrite any of the inputs, not only the worst rank's.
+    let r = &args.reports;
+    for (flag, out) in [
+        ("--junit", &r.junit),
+        ("--markdown", &r.markdown),
+        ("--html", &r.html),
+        ("--annotate-trace", &r.annotate_trace),
+    ] {
+        if let Some(out) = out {
+            if let Some(input) = paths.iter().find(|p| outputs::same_file(out, p)) {
+                anyhow::bail!(
+                    "{flag} {} is the input trace {}; refusing to overwrite it",
+                    out.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    outputs::write_reports(&view, &args.reports, Some(&worst_trace.source.path))?;
+    let bytes = match args.format {
+        Format::Text => launchguard_report::ranks_terminal::render(&result).into_bytes(),
+        Format::Json => {
+            let mut v = serde_json::to_vec_pretty(&document)?;
+            v.push(b'\n');
+            v
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a message.
+    if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e.into());
+        }
+    }
+    Ok(result.verdict.exit_code() as u8)
 }
