@@ -5,4 +5,5 @@ mod util;
 
 mod analyze;
 mod oracle;
+mod ranks;
 mod reports;
