@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-/// A trace that cannot be used at all. Partial damage (a truncated file) is not an error: it is
-/// reported in [`crate::ReadOutcome`].
+/// A trace that cannot be used at all. A truncated file is not an error: its complete events are
+/// analyzed and [`crate::Trace::truncated`] says why it ended.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The path does not exist.
@@ -50,4 +50,28 @@ pub enum TraceError {
     /// A trace with no events at all.
     #[error("{0}: the trace holds no events")]
     NoEvents(PathBuf),
+    /// Events were read, but every one of them was skipped.
+    #[error("{path}: no usable event: all {events} event(s) were skipped ({detail})")]
+    NothingUsable {
+        /// The file.
+        path: PathBuf,
+        /// Events read.
+        events: u64,
+        /// Skips by reason.
+        detail: String,
+    },
+    /// The JSON is broken in the middle (not cut short): what follows cannot be read, so an
+    /// analysis of the events before it would silently drop the rest.
+    #[error("{path}: invalid JSON after {events} complete event(s): {detail}")]
+    InvalidJson {
+        /// The file.
+        path: PathBuf,
+        /// Events read before the damage.
+        events: u64,
+        /// What the parser said, with the line and column.
+        detail: String,
+    },
+    /// The gzip data expands far more than any trace does.
+    #[error("{0}: gzip data expands more than {ratio}× its compressed size: refusing a gzip bomb", ratio = crate::input::MAX_GZIP_RATIO)]
+    GzipBomb(PathBuf),
 }

@@ -79,23 +79,53 @@ fn finish(
             return Err(TraceError::NotATrace { path, detail: "a JSON object without traceEvents".into() })
         }
         Err(e) if builder.events() == 0 => return Err(classify_fatal(path, &source, e)),
-        Err(e) => Some(describe_stop(&e)),
+        Err(e) => Some(describe_stop(path.clone(), &source, &e, builder.events())?),
     };
     let timeline = builder.finish();
     if timeline.events == 0 {
         return Err(TraceError::NoEvents(path));
     }
+    let s = timeline.skipped;
+    if s.total() == timeline.events {
+        let detail = format!(
+            "{} without a usable ts, {} with a missing or negative dur, {} not objects",
+            s.missing_ts, s.bad_dur, s.not_an_object
+        );
+        return Err(TraceError::NothingUsable { path, events: timeline.events, detail });
+    }
     Ok(Trace { timeline, source, truncated })
 }
 
-fn describe_stop(e: &serde_json::Error) -> String {
+/// Why reading stopped after some events: a file cut short is a truncation (its complete events are
+/// analyzed); damage in the middle is an error, since the events after it would be lost unseen.
+fn describe_stop(
+    path: std::path::PathBuf,
+    source: &SourceInfo,
+    e: &serde_json::Error,
+    events: u64,
+) -> Result<String, TraceError> {
     use serde_json::error::Category;
     match e.classify() {
-        Category::Eof => format!("the file ends in the middle of the JSON ({e})"),
-        Category::Io => format!("reading stopped: {e}"),
-        Category::Syntax | Category::Data => {
-            format!("invalid JSON after the last complete event ({e})")
+        Category::Eof => Ok(format!("the file ends in the middle of the JSON ({e})")),
+        Category::Io if e.io_error_kind() == Some(std::io::ErrorKind::UnexpectedEof) => {
+            Ok(format!("the gzip stream ends early ({e})"))
         }
+        Category::Io => Err(io_error(path, source, e)),
+        Category::Syntax | Category::Data => {
+            Err(TraceError::InvalidJson { path, events, detail: e.to_string() })
+        }
+    }
+}
+
+/// A read error of the decompressor: a gzip bomb, or corrupt data.
+fn io_error(path: std::path::PathBuf, source: &SourceInfo, e: &serde_json::Error) -> TraceError {
+    let detail = e.to_string();
+    if detail.starts_with(input::GZIP_BOMB) {
+        TraceError::GzipBomb(path)
+    } else if source.gzip {
+        TraceError::Gzip { path, detail }
+    } else {
+        TraceError::NotJson { path, detail }
     }
 }
 
@@ -103,7 +133,7 @@ fn classify_fatal(path: std::path::PathBuf, source: &SourceInfo, e: serde_json::
     use serde_json::error::Category;
     let detail = e.to_string();
     match e.classify() {
-        Category::Io if source.gzip => TraceError::Gzip { path, detail },
+        Category::Io => io_error(path, source, &e),
         Category::Data => TraceError::NotATrace { path, detail: shape_detail(&detail) },
         _ => TraceError::NotJson { path, detail },
     }
