@@ -487,3 +487,213 @@ fn integer_microsecond_trace_with_string_numbers_gives_the_same_figures() {
     std::fs::write(&p, gzip(&serde_json::to_vec(&strings).unwrap())).unwrap();
     same_as_original(&p, &want, true);
 }
+
+/// Runs `analyze` on a file in a temporary directory and returns (exit code, stdout, stderr),
+/// asserting that the file is unchanged afterwards.
+fn run_on(path: &Path, extra: &[&str]) -> (i32, String, String) {
+    let before = std::fs::read(path).ok();
+    let out = launchguard().arg("analyze").arg(path).args(extra).output().unwrap();
+    assert_eq!(std::fs::read(path).ok(), before, "{} was modified", path.display());
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+/// Asserts exit 2 with one line on stderr that names the file and contains `needle`.
+fn refused(path: &Path, needle: &str) {
+    let (code, stdout, stderr) = run_on(path, &["--format", "json"]);
+    assert_eq!(code, 2, "{}: exit {code}, stderr {stderr}", path.display());
+    assert!(stdout.is_empty(), "{}: {stdout}", path.display());
+    let line = stderr.trim_end();
+    assert_eq!(line.lines().count(), 1, "{}: not one line: {stderr}", path.display());
+    assert!(line.starts_with("launchguard: error: "), "{line}");
+    let name = path.file_name().unwrap().to_string_lossy();
+    assert!(line.contains(&*name), "{line} does not name {name}");
+    assert!(line.contains(needle), "{line} does not say {needle:?}");
+}
+
+const KERNEL: &str =
+    r#"{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10.5,"dur":2,"args":{"correlation":1}}"#;
+
+#[test]
+fn unusable_input_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    refused(&write("not-json.json", b"hello, world"), "not a JSON trace");
+    refused(&write("object.json", br#"{"schemaVersion": 1, "events": []}"#), "without traceEvents");
+    refused(&write("string.json", br#""traceEvents""#), "not a Kineto/Chrome trace");
+    refused(&write("number.json", b"42"), "not a Kineto/Chrome trace");
+    refused(&write("events-not-array.json", br#"{"traceEvents": {"a": 1}}"#), "not a Kineto/Chrome trace");
+    refused(&write("empty.json", b""), "empty file");
+    refused(&write("no-events.json", br#"{"traceEvents": []}"#), "no events");
+    refused(
+        &write("corrupt.json.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage, not deflate data"),
+        "gzip",
+    );
+    // Nesting: 100k brackets, bare and inside traceEvents.
+    refused(&write("deep.json", &b"[".repeat(100_000)), "recursion limit");
+    let mut deep = br#"{"traceEvents": "#.to_vec();
+    deep.extend(b"[".repeat(100_000));
+    refused(&write("deep-events.json", &deep), "recursion limit");
+    // Invalid UTF-8, NaN and Infinity: before any event, and after one (damage in the middle is
+    // an error, not a truncation: the events after it would be lost unseen).
+    let bad_utf8 =
+        [&br#"{"ph":"X","cat":"kernel","name":""#[..], b"\xff\xfe", br#"","pid":0,"tid":7,"ts":5,"dur":1}"#]
+            .concat();
+    for (name, ev) in [
+        ("utf8", bad_utf8.clone()),
+        ("nan", KERNEL.replace("10.5", "NaN").into_bytes()),
+        ("infinity", KERNEL.replace("\"dur\":2", "\"dur\":Infinity").into_bytes()),
+    ] {
+        let mut first = b"{\"traceEvents\":[".to_vec();
+        first.extend(&ev);
+        first.extend(format!(",{KERNEL}]}}").as_bytes());
+        refused(&write(&format!("{name}-first.json"), &first), "not a JSON trace");
+        let mut middle = format!("{{\"traceEvents\":[{KERNEL},").into_bytes();
+        middle.extend(&ev);
+        middle.extend(format!(",{KERNEL}]}}").as_bytes());
+        refused(&write(&format!("{name}-middle.json"), &middle), "invalid JSON after 1 complete event");
+    }
+    // Every event skipped: nothing usable.
+    let skipped =
+        format!("[{}, {}, 7]", KERNEL.replace("\"dur\":2", "\"dur\":-2"), KERNEL.replace("\"ts\":10.5,", ""));
+    refused(&write("all-skipped.json", skipped.as_bytes()), "no usable event");
+    refused(&write("numbers-cut.json", b"[1, 2"), "no usable event");
+    // Not files.
+    refused(dir.path(), "is a directory");
+    refused(&dir.path().join("missing.json"), "no such file");
+}
+
+#[test]
+fn a_gzip_bomb_is_refused_quickly() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // 4 GiB of whitespace (then `[`s) in 4096 members of 1 MiB: about 4 MB of gzip.
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![b' '; 1 << 20]).unwrap();
+    let member = enc.finish().unwrap();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&vec![b'['; 1 << 20]).unwrap();
+    let brackets = enc.finish().unwrap();
+    for (name, m) in [("spaces.json.gz", &member), ("brackets.json.gz", &brackets)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, m.repeat(4096)).unwrap();
+        let start = std::time::Instant::now();
+        refused(&path, if name.starts_with("spaces") { "gzip bomb" } else { "recursion limit" });
+        assert!(start.elapsed().as_secs() < 60, "{name}: {:?}", start.elapsed());
+    }
+}
+
+#[test]
+fn bad_events_are_counted_skips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("skips.json");
+    let events = [
+        KERNEL.to_string(),
+        KERNEL.replace("\"dur\":2", "\"dur\":-2"),  // negative dur
+        KERNEL.replace(",\"dur\":2", ""),           // missing dur
+        KERNEL.replace("\"ts\":10.5,", ""),         // missing ts
+        KERNEL.replace("10.5", "\"soon\""),         // unusable ts
+        KERNEL.replace("10.5", "\"20.25\""),        // a numeric string is fine
+        r#"{"ph":"M","name":"process_name","pid":0,"ts":0,"args":{"name":"GPU 0"}}"#.to_string(),
+        r#"{"ph":"i","name":"instant","pid":0,"tid":1}"#.to_string(), // no ts
+        "null".to_string(),
+        r#"{"ph":"X","cat":"Some new kind","name":"x","pid":"host","tid":"main","ts":1,"dur":1,"extra":[1,{"a":null}]}"#
+            .to_string(),
+    ];
+    std::fs::write(&path, format!("{{\"traceEvents\":[{}],\"traceName\":\"t\"}}", events.join(","))).unwrap();
+    let (code, got) = analyze_json(&path, &[]);
+    let want = oracle::compute(&oracle::load(&path), &Opts::default());
+    let bad = compare(&got, &want, 100.0);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(got["source"]["events"], 10);
+    let s = &got["source"]["skipped"];
+    assert_eq!(
+        (s["bad_dur"].as_u64(), s["missing_ts"].as_u64(), s["not_an_object"].as_u64()),
+        (Some(2), Some(3), Some(1))
+    );
+    assert_eq!(got["source"]["skipped_events"], 6);
+    assert_eq!(want.skipped, 6);
+    assert_eq!(got["devices"][0]["activities"], 2);
+    // The skips are said, not silent.
+    assert!(got["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("skipped 6 events")));
+    assert_eq!(code, 1); // two kernels far apart: occupancy fails
+}
+
+/// The compact text of an object trace with `events`, and where each event ends in it.
+fn trace_text(events: &[Value]) -> (Vec<u8>, Vec<usize>) {
+    let mut text = b"{\"schemaVersion\":1,\"traceEvents\":[".to_vec();
+    let mut ends = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
+        }
+        text.extend(serde_json::to_vec(e).unwrap());
+        ends.push(text.len());
+    }
+    text.extend(b"],\"traceName\":\"x\"}");
+    (text, ends)
+}
+
+/// Asserts a truncated analysis: warning on stderr, `truncated` set, `kept` events counted, and
+/// the figures of the oracle over those events.
+fn truncated_agrees(path: &Path, all: &[Value], kept: usize) {
+    let (code, stdout, stderr) = run_on(path, &["--format", "json"]);
+    assert!(code == 0 || code == 1, "{}: exit {code}: {stderr}", path.display());
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(got["source"]["truncated"], true);
+    assert_eq!(got["source"]["events"], kept as u64, "{}", path.display());
+    assert!(stderr.contains("warning") && stderr.contains("truncated"), "{stderr}");
+    assert!(stderr.contains(&format!("{kept} complete events")), "{stderr}");
+    assert_eq!(status(&got, "trace_complete"), "warn");
+    let want = oracle::compute(&Value::Array(all[..kept].to_vec()), &Opts::default());
+    let bad = compare(&got, &want, 100.0);
+    assert!(bad.is_empty(), "{}:\n{}", path.display(), bad.join("\n"));
+}
+
+#[test]
+fn truncated_traces_keep_their_complete_events() {
+    let doc = oracle::load(&repo_root().join("examples/healthy_clean.json.gz"));
+    let all = oracle::events(&doc).to_vec();
+    let (text, ends) = trace_text(&all);
+    let dir = tempfile::tempdir().unwrap();
+    let n = all.len() * 3 / 5;
+
+    // An object cut in the middle of event n (0-based): events 0..n are complete.
+    let mid = (ends[n - 1] + ends[n]) / 2;
+    let p = dir.path().join("cut-object.json");
+    std::fs::write(&p, &text[..mid]).unwrap();
+    truncated_agrees(&p, &all, n);
+
+    // A bare array without its closing bracket (what a crashed writer leaves).
+    let mut array = serde_json::to_vec(&all[..n]).unwrap();
+    array.pop();
+    array.extend(b",\n");
+    let p = dir.path().join("open-array.json");
+    std::fs::write(&p, &array).unwrap();
+    truncated_agrees(&p, &all, n);
+
+    // A gzip stream cut short: the events complete in what decompresses are kept.
+    let gz = gzip(&text);
+    let p = dir.path().join("cut.json.gz");
+    std::fs::write(&p, &gz[..gz.len() * 3 / 5]).unwrap();
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut dec = flate2::read::MultiGzDecoder::new(&gz[..gz.len() * 3 / 5]);
+    let mut buf = [0u8; 1 << 16];
+    loop {
+        match std::io::Read::read(&mut dec, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => prefix.extend(&buf[..k]),
+        }
+    }
+    let kept = ends.iter().filter(|&&e| e <= prefix.len()).count();
+    assert!(kept > 0 && kept < all.len());
+    truncated_agrees(&p, &all, kept);
+}
