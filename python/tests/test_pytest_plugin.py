@@ -58,6 +58,17 @@ def test_healthy_trace_fails_nothing(pytester: pytest.Pytester, h200: Path):
     assert len(list(root.iter("testcase"))) == len(doc["checks"])
 
 
+def test_warnings_can_be_made_errors(pytester: pytest.Pytester, h200: Path):
+    _, doc = binary_json("analyze", str(h200 / "healthy_clean.json.gz"))
+    warned = [c["id"] for c in doc["checks"] if c["status"] == "warn"]
+    result = pytester.runpytest_subprocess(
+        f"--launchguard-trace={h200 / 'healthy_clean.json.gz'}",
+        "-W",
+        "error::launchguard.pytest_plugin.LaunchguardWarning",
+    )
+    assert result.parseoutcomes().get("failed", 0) == len(warned) > 0
+
+
 def test_skipped_checks_skip_with_their_message(pytester: pytest.Pytester, shared: Path):
     # A trace with CPU events only: the checks that need GPU activity cannot judge it.
     trace = shared / "public/cuda/cpu_only_rank34.json.gz"
