@@ -6,6 +6,7 @@
 #   single  – (2 GPUs) selftest ladders for reference (10 healthy runs) and tiny in parallel on
 #             GPU 0 and GPU 1; on GPU 1: check with every report, injected delays, qwen3-0.6b,
 #             and the ATOM test's wall time beside check's (if .device-carry/atom/ has it)
+#   quick   – check reference and tiny once each (JSON kept)
 #   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
 # Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
 # $OUT/evidence.tar.gz (the device returns few files).
@@ -55,6 +56,11 @@ single() {
   wait
 }
 
+quick() {
+  run check-reference check --preset reference --json "$E/check-reference.json"
+  run check-tiny check --preset tiny --json "$E/check-tiny.json"
+}
+
 tp() {
   local n=$1
   run "check-tp$n" check --tp "$n" --timeout 120 --json "$E/check-tp$n.json" --keep-trace "$E/tp$n.rank{rank}.json"
@@ -63,13 +69,17 @@ tp() {
   fi
   # A rank killed mid-run: the guard must end with an error naming it and leave no process.
   {
-    echo "\$ launchguard check --tp $n & ... kill -9 <rank 1> after 12 s"
+    echo "\$ launchguard check --tp $n & ... kill -9 <rank 1> 5 s after it started"
     "$BIN" check --tp "$n" --timeout 120 > "$E/kill-tp$n.out" 2>&1 &
-    local lg=$! victim=""
-    sleep 12
-    for p in $(pgrep -f launchguard_workload.py); do
-      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
+    local lg=$! victim="" i
+    # Find rank 1 as soon as it exists, then let it get into its phases (a whole check takes ~10 s).
+    for i in $(seq 1 100); do
+      for p in $(pgrep -f launchguard_workload.py); do
+        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
+      done
+      [ -n "$victim" ] && break; sleep 0.1
     done
+    sleep 5
     echo "# killing rank 1: pid ${victim:-none}"; [ -n "$victim" ] && kill -9 "$victim"
     wait $lg; echo "# launchguard exit code $?"
     cat "$E/kill-tp$n.out"
@@ -77,13 +87,14 @@ tp() {
     echo "# workload processes left: $(pgrep -fc launchguard_workload.py)"
   } > "$E/kill-tp$n.txt" 2>&1
   echo "--- kill-tp$n: $(grep '^#' "$E/kill-tp$n.txt" | tr '\n' ' ')"
-  run "selftest-tp$n" selftest --tp "$n" --timeout 120 --healthy 2 --delays 25,100,400 --keep-results "$E/selftest-tp$n"
+  run "selftest-tp$n" selftest --tp "$n" --timeout 120 --healthy 3 --delays 25,100,200,400 --keep-results "$E/selftest-tp$n"
 }
 
 machine
 while [ $# -gt 0 ]; do
   case $1 in
     single) single; shift ;;
+    quick) quick; shift ;;
     tp) tp "$2"; shift 2 ;;
     *) echo "unknown scenario $1"; exit 2 ;;
   esac

@@ -144,11 +144,15 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
             keep_trace(trace_path, keep, result.rank, tp)?;
         }
         let trace = launchguard_trace::read(trace_path)?;
-        let analysis = analyze_rank(&trace, opts, result.rank)?;
+        let gpu_us = result.phases.get("before").and_then(|p| p.gpu_us_per_replay);
+        let analysis = analyze_rank(&trace, opts, gpu_us)?;
         let phases: BTreeMap<String, PhaseReport> = result
             .phases
             .iter()
-            .map(|(k, p)| (k.clone(), PhaseReport::from_samples(p.host_us.clone(), p.gpu_us_per_replay)))
+            .map(|(k, p)| {
+                let report = PhaseReport::from_samples(p.host_us.clone(), p.gpu_us_per_replay);
+                (k.clone(), report.with_steady(p.steady_host_us.clone()))
+            })
             .collect();
         if result.rank == 0 {
             timeline = Some(trace.timeline);
@@ -169,7 +173,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
     report.thresholds = ranks[0]
         .analysis
         .as_ref()
-        .map(|a| effective_thresholds(a, opts))
+        .map(|a| effective_thresholds(a, opts, model::gpu_per_replay(&ranks[0].phases, "before")))
         .unwrap_or_else(|| opts.config.thresholds.clone());
     for r in &ranks {
         let label = if tp > 1 { format!("rank {}: ", r.rank) } else { String::new() };
@@ -185,6 +189,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
         let mut own = vec![
             checks::trace_sanity(analysis, opts.workload.replays),
             checks::launch_headroom(&r.phases, &opts.config.check, &label),
+            checks::run_ahead(&r.phases, tp, &label),
             checks::residual_overhead(&r.phases, &opts.config.check, &label),
         ];
         if tp > 1 {
@@ -202,20 +207,35 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
     Ok(CheckRun { report, timeline })
 }
 
-fn effective_thresholds(a: &Analysis, opts: &Options) -> launchguard_analysis::config::Thresholds {
-    preset::adjust_thresholds(
+fn effective_thresholds(
+    a: &Analysis,
+    opts: &Options,
+    gpu_us: Option<f64>,
+) -> launchguard_analysis::config::Thresholds {
+    let mut th = preset::adjust_thresholds(
         &opts.workload.preset,
         a.replay_summary.kernels_mode,
         &opts.config.thresholds,
         opts.user_set_occupancy,
-    )
+    );
+    if opts.config.check.tp > 1 {
+        // With collectives in the graph a traced launch blocks until the GPU has run the replay
+        // (h200-ground-truth.md, TP=2: launch p50 218 µs on a healthy stack): the limit is the
+        // launch budget on top of the GPU's own time per replay, measured with the profiler off.
+        th.launch_fail_us += gpu_us.unwrap_or(0.0);
+    }
+    th
 }
 
-fn analyze_rank(trace: &launchguard_trace::Trace, opts: &Options, _rank: u32) -> anyhow::Result<Analysis> {
+fn analyze_rank(
+    trace: &launchguard_trace::Trace,
+    opts: &Options,
+    gpu_us: Option<f64>,
+) -> anyhow::Result<Analysis> {
     // First pass finds the graph's size; the limits that depend on it are then applied.
     let base = AnalysisOptions { within: None, thresholds: opts.config.thresholds.clone() };
     let mut analysis = analyze(trace, &base);
-    let th = effective_thresholds(&analysis, opts);
+    let th = effective_thresholds(&analysis, opts, gpu_us);
     analysis.checks = launchguard_analysis::checks::trace_checks(&analysis, &th);
     analysis.verdict = Verdict::of(&analysis.checks);
     Ok(analysis)

@@ -67,6 +67,12 @@ pub struct PhaseReport {
     pub host_mean_us: Option<f64>,
     /// GPU time per replay (device events over back-to-back replays).
     pub gpu_us_per_replay: Option<f64>,
+    /// Host cost of each back-to-back replay with no synchronize between them, µs (raw samples).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steady_host_us: Vec<f64>,
+    /// Their median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_host_p50_us: Option<f64>,
 }
 
 impl PhaseReport {
@@ -81,7 +87,18 @@ impl PhaseReport {
             host_mean_us: mean(&host_us),
             host_us,
             gpu_us_per_replay,
+            steady_host_us: Vec::new(),
+            steady_host_p50_us: None,
         }
+    }
+
+    /// Adds the back-to-back samples.
+    pub fn with_steady(mut self, steady_host_us: Vec<f64>) -> Self {
+        let mut sorted = steady_host_us.clone();
+        sorted.sort_by(f64::total_cmp);
+        self.steady_host_p50_us = launchguard_analysis::intervals::percentile(&sorted, 50.0);
+        self.steady_host_us = steady_host_us;
+        self
     }
 }
 

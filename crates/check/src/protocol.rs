@@ -134,6 +134,10 @@ pub struct PhaseResult {
     /// Host cost of each replay, µs (monotonic clock around the replay call).
     #[serde(default)]
     pub host_us: Vec<f64>,
+    /// Host cost of each of many back-to-back replays with no synchronize in between, µs: shows
+    /// whether the CPU can run ahead of the GPU.
+    #[serde(default)]
+    pub steady_host_us: Vec<f64>,
     /// GPU time per replay over back-to-back replays, µs (device events).
     #[serde(default)]
     pub gpu_us_per_replay: Option<f64>,

@@ -235,6 +235,21 @@ def measure_host(torch, g, n, delay_us, stream):
     return samples
 
 
+def measure_steady(torch, g, n, delay_us, stream):
+    """Host cost of each of `n` back-to-back replays with no synchronize in between, as a serving
+    loop replays: if `replay()` blocks until the GPU is done (NCCL collectives in the graph do that),
+    the CPU cannot run ahead and each call lasts as long as the GPU's replay."""
+    samples = []
+    stream.synchronize()
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        busy_wait_us(delay_us)
+        g.replay()
+        samples.append((time.perf_counter_ns() - t0) / 1000.0)
+    stream.synchronize()
+    return samples
+
+
 def measure_gpu(torch, g, n, stream):
     """GPU time per replay: device events around `n` back-to-back replays (no injected delay, so
     the GPU never waits for the host)."""
@@ -343,7 +358,9 @@ def run(cfg):
         gpu = measure_gpu(torch, g, cfg["gpu_replays"], stream)
         barrier()
         host = measure_host(torch, g, cfg["host_replays"], delay_us, stream)
-        phases["before"] = {"host_us": host, "gpu_us_per_replay": gpu, **summary(host)}
+        barrier()
+        steady = measure_steady(torch, g, cfg["host_replays"], delay_us, stream)
+        phases["before"] = {"host_us": host, "steady_host_us": steady, "gpu_us_per_replay": gpu, **summary(host)}
         barrier()
 
     with Phase(timings, "profiled", rank):
