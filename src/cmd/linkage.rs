@@ -41,11 +41,8 @@ pub fn linkage_check(report: &LinkageReport, forbid: &[String]) -> anyhow::Resul
     let chain = report
         .profiler_libraries
         .iter()
-        .map(|l| {
-            let mut via = l.via.clone();
-            via.push(l.name.clone());
-            via.join(" → ")
-        })
+        // `via` runs from the inspected library down to this one, itself included.
+        .map(|l| l.via.join(" → "))
         .collect::<Vec<_>>()
         .join("; ");
     let mut msg = format!("PyTorch links profiler backend {}", report.profiler_backend.as_str());
