@@ -106,7 +106,7 @@ fn graph_launch(a: &Analysis, th: &Thresholds) -> Check {
     let value = value.unwrap_or(0.0);
     let status = if value >= th.launch_fail_us { Status::Fail } else { Status::Pass };
     let msg = format!(
-        "{} {} launches: {name} {:.1} µs, p50 {:.1}, p99 {:.1}, max {:.1} (fail at {} µs){why}",
+        "{} {} launches: {name} {:.1} µs, p50 {:.1}, p99 {:.1}, max {:.1} (fail at {:.0} µs){why}",
         gl.count,
         gl.apis.join("/"),
         value,
