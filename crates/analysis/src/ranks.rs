@@ -466,7 +466,7 @@ fn occupancy_status(occ: f64, th: &Thresholds) -> Status {
 }
 
 /// The occupancy check of a rank, on occupancy excluding collective wait.
-fn occupancy_check(f: &RankFigures, common: bool, th: &Thresholds) -> Check {
+fn occupancy_check(f: &RankFigures, c: &Collectives, common: bool, th: &Thresholds) -> Check {
     let value = f.occupancy_excluding_wait.unwrap_or(f.occupancy);
     let status = occupancy_status(value, th);
     let scope = if common { "the common window (every rank recorded)" } else { "its window" };
@@ -475,18 +475,19 @@ fn occupancy_check(f: &RankFigures, common: bool, th: &Thresholds) -> Check {
         th.occupancy_fail * 100.0,
         th.occupancy_warn * 100.0
     );
+    let head = format!("GPU busy {:.1}% of {scope}, {:.1} ms", value * 100.0, f.window_us / 1000.0);
     let msg = match f.collective_wait_us {
+        _ if c.kernels == 0 => format!("{head}; no collective kernels {limits}"),
+        None => format!(
+            "{head}, collectives counted as busy: the clocks look unaligned, so waiting for peers cannot be told apart {limits}"
+        ),
+        Some(_) if c.matched == 0 => format!(
+            "{head}, collectives counted as busy: none was matched across ranks, so waiting for peers cannot be told apart {limits}"
+        ),
         Some(wait) => format!(
-            "GPU busy {:.1}% of {scope}, {:.1} ms, not counting {:.3} ms of collectives waiting for peers ({:.1}% counting them) {limits}",
-            value * 100.0,
-            f.window_us / 1000.0,
+            "{head}, not counting {:.3} ms of collectives waiting for peers ({:.1}% counting them) {limits}",
             wait / 1000.0,
             f.occupancy * 100.0
-        ),
-        None => format!(
-            "GPU busy {:.1}% of {scope}, {:.1} ms, collectives counted as busy: the clocks look unaligned, so waiting for peers cannot be told apart {limits}",
-            value * 100.0,
-            f.window_us / 1000.0
         ),
     };
     let check = Check::new("occupancy", status, Some(value), Some(th.occupancy_fail), msg);
@@ -495,6 +496,22 @@ fn occupancy_check(f: &RankFigures, common: bool, th: &Thresholds) -> Check {
     } else {
         check.with_hint("the GPU waits for the host between launches, or for a peer: look at the host cost of each launch, the gaps and the replay skew")
     }
+}
+
+fn collectives_of(d: &RankData) -> Collectives {
+    let mut c = Collectives::default();
+    let mut names: BTreeMap<&str, u64> = BTreeMap::new();
+    for (i, a) in d.acts.iter().enumerate() {
+        if let Some(kind) = a.kind {
+            c.kernels += 1;
+            c.point_to_point += u64::from(kind == CollectiveKind::PointToPoint);
+            c.matched += u64::from(d.matched.contains(&i));
+            *names.entry(a.name).or_default() += 1;
+        }
+    }
+    c.names = names.into_iter().map(|(name, count)| NameCount { name: name.to_string(), count }).collect();
+    c.names.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+    c
 }
 
 fn severity(v: Verdict) -> u8 {
@@ -733,7 +750,10 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
     } else {
         None
     };
-    if common.is_none() {
+    let idle: Vec<String> = data.iter().filter(|d| d.extent.is_none()).map(|d| d.rank.to_string()).collect();
+    if !idle.is_empty() {
+        warnings.push(format!("rank {} has no GPU activity: no common window", idle.join(", ")));
+    } else if common.is_none() {
         warnings.push("the ranks' GPU activity does not overlap in time: no common window (not one run, or unaligned clocks)".to_string());
     }
 
@@ -742,7 +762,8 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
         let whole = figures(d, d.extent.unwrap_or((0, 0)), split);
         let common_fig = common.map(|w| figures(d, w, split));
         let judged = common_fig.as_ref().unwrap_or(&whole);
-        let occupancy = occupancy_check(judged, common.is_some(), &opts.thresholds);
+        let collectives = collectives_of(d);
+        let occupancy = occupancy_check(judged, &collectives, common.is_some(), &opts.thresholds);
         let checks: Vec<Check> =
             analysis
                 .checks
@@ -759,20 +780,6 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
         for w in &analysis.warnings {
             warnings.push(format!("rank {}: {w}", d.rank));
         }
-        let mut collectives = Collectives::default();
-        let mut names: BTreeMap<&str, u64> = BTreeMap::new();
-        for (i, a) in d.acts.iter().enumerate() {
-            if let Some(kind) = a.kind {
-                collectives.kernels += 1;
-                collectives.point_to_point += u64::from(kind == CollectiveKind::PointToPoint);
-                collectives.matched += u64::from(d.matched.contains(&i));
-                *names.entry(a.name).or_default() += 1;
-            }
-        }
-        let mut names: Vec<NameCount> =
-            names.into_iter().map(|(name, count)| NameCount { name: name.to_string(), count }).collect();
-        names.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
-        collectives.names = names;
         out_ranks.push(RankAnalysis {
             rank: r.id.rank,
             rank_from: r.id.from.as_str().to_string(),

@@ -85,8 +85,11 @@ pub fn render(r: &RanksAnalysis) -> String {
 
     let _ = writeln!(out, "each rank over its own window (first to last GPU activity)");
     row(&mut out, HEADER.map(str::to_string));
+    // The verdict sits on the rows it was judged on: the common window, when there is one.
+    let judged_whole = r.across.common_window.is_none();
     for rank in &r.ranks {
-        figures_row(&mut out, rank.rank, &rank.whole, "");
+        let verdict = if judged_whole { rank.verdict.as_str().to_uppercase() } else { String::new() };
+        figures_row(&mut out, rank.rank, &rank.whole, &verdict);
     }
     match &r.across.common_window {
         Some(w) => {
@@ -102,7 +105,10 @@ pub fn render(r: &RanksAnalysis) -> String {
             }
         }
         None => {
-            let _ = writeln!(out, "no common window: the ranks' GPU activity does not overlap in time");
+            let _ = writeln!(
+                out,
+                "no common window (see the warnings): verdicts judged on each rank's own window"
+            );
         }
     }
     let _ = writeln!(
