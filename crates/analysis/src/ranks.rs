@@ -890,6 +890,85 @@ mod tests {
         }
     }
 
+    /// A two-rank run made by hand: `(name, stream, start, end)` per kernel, all in the replay
+    /// launched at 0 with correlation `corr`.
+    fn trace(rank: u64, corr: u64, kernels: &[(&str, &str, i64, i64)]) -> Trace {
+        use launchguard_trace::{DistributedInfo, GpuActivity, GraphApi, GraphLaunch, Timeline};
+        let mut t = Timeline::default();
+        let device = t.strings.intern(&rank.to_string());
+        for &(name, stream, start, end) in kernels {
+            let (name, stream) = (t.strings.intern(name), t.strings.intern(stream));
+            let kind = ActivityKind::Kernel;
+            t.activities.push(GpuActivity {
+                device,
+                stream,
+                name,
+                start,
+                end,
+                correlation: Some(corr),
+                kind,
+            });
+        }
+        let thread = t.strings.intern("1");
+        t.launches.push(GraphLaunch {
+            api: GraphApi::CudaRuntime,
+            thread,
+            start: 0,
+            end: 5,
+            correlation: Some(corr),
+        });
+        t.meta.distributed = Some(DistributedInfo { rank: Some(rank), world_size: Some(2), backend: None });
+        t.events = kernels.len() as u64 + 1;
+        let source = launchguard_trace::SourceInfo { path: format!("r{rank}").into(), bytes: 0, gzip: false };
+        Trace { timeline: t, source, truncated: None }
+    }
+
+    #[test]
+    fn waiting_is_split_from_compute_by_hand() {
+        const AR: &str = "ncclDevKernel_AllReduce_Sum_f16_RING_LL(x)";
+        // Rank 0 reaches the first all_reduce at 100, rank 1 at 300: rank 0 waits 200 ns, while a
+        // compute kernel on another stream runs [150, 250). The second all_reduce on rank 0 is
+        // shorter than the 100 ns by which rank 1 is later: its wait is clipped to its 20 ns. A
+        // send/receive on rank 0 only is collective time but never matched.
+        let t0 = trace(
+            0,
+            1,
+            &[
+                ("gemm", "7", 10, 100),
+                (AR, "7", 100, 400),
+                ("gemm", "8", 150, 250),
+                ("ncclDevKernel_SendRecv(x)", "9", 450, 460),
+                (AR, "7", 500, 520),
+            ],
+        );
+        let t1 = trace(1, 5, &[("gemm", "7", 10, 300), (AR, "7", 300, 410), (AR, "7", 600, 640)]);
+        let ids: Vec<RankId> =
+            (0..2).map(|rank| RankId { rank, from: RankSource::DistributedInfo, note: None }).collect();
+        let ranks = [RankTrace { id: &ids[0], trace: &t0 }, RankTrace { id: &ids[1], trace: &t1 }];
+        let a = analyze_ranks(&ranks, &Options::default());
+        let w = &a.ranks[0].whole;
+        assert_eq!(w.window_us, 0.510);
+        assert_eq!(w.busy_us, 0.420); // [10, 400) ∪ [450, 460) ∪ [500, 520)
+        assert_eq!(w.compute_busy_us, 0.190); // [10, 100) ∪ [150, 250)
+        assert_eq!(w.collective_busy_us, 0.330);
+        assert_eq!(w.collective_wait_us, Some(0.220)); // [100, 300) ∪ [500, 520)
+        assert_eq!(w.busy_excluding_wait_us, Some(0.300)); // [10, 100) ∪ [150, 250) ∪ [300, 400) ∪ [450, 460)
+        assert_eq!(w.occupancy_excluding_wait, Some(300.0 / 510.0));
+        assert_eq!(a.ranks[0].collectives.matched, 2);
+        assert_eq!(a.ranks[0].collectives.point_to_point, 1);
+        let w1 = &a.ranks[1].whole;
+        assert_eq!((w1.collective_wait_us, w1.busy_excluding_wait_us), (Some(0.0), Some(0.440)));
+        // The second all_reduce misses by 80 ns, inside the tolerance.
+        assert_eq!(a.across.clocks.aligned, Some(true));
+        assert_eq!(a.across.clocks.min_overlap_us, Some(-0.080));
+        let common = a.across.common_window.unwrap();
+        assert_eq!((common.start_us, common.end_us), (0.010, 0.520));
+        let skew = a.across.skew.unwrap();
+        assert_eq!(skew.gpu_start.max_us, 0.0);
+        assert_eq!(skew.straggler, None);
+        assert_eq!(a.across.worst_rank, 0);
+    }
+
     #[test]
     fn ranks_check_names_missing_ranks() {
         assert_eq!(ranks_check(&[0, 1], Some(2)).status, Status::Pass);
