@@ -14,8 +14,12 @@ from .result import Result
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-SCHEMAS = {"analyze": "launchguard.analysis/1", "check": "launchguard.check/1"}
-"""The schema each command answers with; a wrapper for another version must not guess."""
+SCHEMAS = {
+    "analyze": ("launchguard.analysis/1", "launchguard.analysis-ranks/1"),
+    "check": ("launchguard.check/1",),
+}
+"""The schemas each command answers with (``analyze`` of several ranks: ``analysis-ranks``). All
+have ``checks``, ``verdict`` and ``warnings``; a wrapper for another version must not guess."""
 
 
 class LaunchguardError(RuntimeError):
@@ -78,14 +82,14 @@ def _run(command: str, args: list[str], positional: Iterable[PathLike] = ()) -> 
         schema = doc["schema"]
     except (ValueError, TypeError, KeyError) as e:
         raise LaunchguardError(
-            f"launchguard {command} gave no {SCHEMAS[command]} document: {e}",
+            f"launchguard {command} gave no {' or '.join(SCHEMAS[command])} document: {e}",
             exit_code=proc.returncode,
             stderr=stderr,
             command=argv,
         ) from e
-    if schema != SCHEMAS[command]:
+    if schema not in SCHEMAS[command]:
         raise LaunchguardError(
-            f"launchguard {command} answered with {schema!r}; this wrapper reads {SCHEMAS[command]!r}",
+            f"launchguard {command} answered with {schema!r}; this wrapper reads {' or '.join(SCHEMAS[command])}",
             exit_code=proc.returncode,
             stderr=stderr,
             command=argv,
@@ -101,7 +105,8 @@ def _reject_format(options: Mapping[str, Any]) -> None:
 def analyze(trace: PathLike | Sequence[PathLike], *, args: Sequence[str] = (), **options: Any) -> Result:
     """Runs ``launchguard analyze TRACE --format json`` and returns its result.
 
-    ``trace`` is a path, or a list of paths (or a folder) analyzed as the ranks of one run.
+    ``trace`` is a path, or a list of paths (or a folder) analyzed as the ranks of one run (then
+    the result's schema is ``launchguard.analysis-ranks/1``).
     ``options`` are the command's flags by name (``within="decode"``, ``config="lg.toml"``,
     ``occupancy_fail=0.7``, ``junit="out.xml"``); ``args`` are extra raw arguments.
     Raises :class:`LaunchguardError` where the binary exits 2 (unreadable trace, bad option).

@@ -1,4 +1,5 @@
-"""Typed views of ``launchguard.analysis/1`` and ``launchguard.check/1``.
+"""Typed views of ``launchguard.analysis/1``, ``launchguard.analysis-ranks/1`` and
+``launchguard.check/1``.
 
 Only the fields every consumer needs are typed; the whole document stays in ``Result.raw``.
 """
@@ -50,7 +51,8 @@ class Result:
     """The outcome of ``analyze`` or ``check``: the verdict, the checks, and the whole document."""
 
     schema: str
-    """``launchguard.analysis/1`` or ``launchguard.check/1``."""
+    """``launchguard.analysis/1``, ``launchguard.analysis-ranks/1`` (several ranks) or
+    ``launchguard.check/1``."""
     verdict: str
     """Worst status of the checks: ``pass``, ``warn``, ``fail``; ``skip`` when nothing could run."""
     checks: tuple[Check, ...]

@@ -76,8 +76,20 @@ def test_several_traces_are_the_ranks_of_one_run(h200x2: Path):
     ranks = [h200x2 / "tp2_rank0.json.gz", h200x2 / "tp2_rank1.json.gz"]
     result = launchguard.analyze(ranks)
     code, doc = binary_json("analyze", *map(str, ranks))
+    assert result.schema == "launchguard.analysis-ranks/1"
     assert (result.exit_code, result.verdict) == (code, doc["verdict"])
+    assert [c.id for c in result.checks] == [c["id"] for c in doc["checks"]]
     assert result.raw == doc
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the binary")
+def test_an_unknown_schema_is_an_error_not_a_guess(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    fake = tmp_path / "fake-launchguard"
+    fake.write_text('#!/bin/sh\necho \'{"schema": "launchguard.analysis/2", "verdict": "pass", "checks": []}\'\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("LAUNCHGUARD_BIN", str(fake))
+    with pytest.raises(LaunchguardError, match="answered with 'launchguard.analysis/2'"):
+        launchguard.analyze(tmp_path / "any.json")
 
 
 def test_missing_trace_raises_with_the_binary_s_line(tmp_path: Path):

@@ -19,8 +19,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
-def test_the_wheel_puts_the_binary_beside_the_interpreter():
+def test_the_wheel_puts_the_binary_beside_the_interpreter(monkeypatch: pytest.MonkeyPatch):
     # pip installs a wheel's scripts into the environment's bin/ (Scripts\ on Windows).
+    monkeypatch.delenv("LAUNCHGUARD_BIN", raising=False)
     binary = Path(launchguard.find_binary())
     assert binary.parent == Path(sys.executable).parent or binary.parent.name in ("bin", "Scripts")
     assert os.access(binary, os.X_OK)

@@ -84,6 +84,18 @@ def test_skipped_checks_skip_with_their_message(pytester: pytest.Pytester, share
         assert [s.get("message") for s in cases[f"launchguard::{c['id']}"].findall("skipped")] == [c["message"]]
 
 
+def test_several_traces_are_one_run_s_ranks(pytester: pytest.Pytester, h200x2: Path):
+    ranks = [h200x2 / "tp2_rank0.json.gz", h200x2 / "tp2_rank1.json.gz"]
+    code, doc = binary_json("analyze", *map(str, ranks))
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest_subprocess(*(f"--launchguard-trace={r}" for r in ranks), f"--junitxml={junit}")
+    assert result.ret == code  # pytest fails exactly when the binary does (1), else passes (0)
+    cases = junit_cases(junit)
+    assert sorted(cases) == sorted(f"launchguard::{c['id']}" for c in doc["checks"])
+    failed = {name for name, case in cases.items() if case.findall("failure")}
+    assert failed == {f"launchguard::{c['id']}" for c in doc["checks"] if c["status"] == "fail"}
+
+
 def test_keyword_selection_applies_to_the_checks(pytester: pytest.Pytester, h200: Path):
     result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}", "-k", "gaps")
     assert result.ret == OK
