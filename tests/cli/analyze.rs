@@ -697,3 +697,17 @@ fn truncated_traces_keep_their_complete_events() {
     assert!(kept > 0 && kept < all.len());
     truncated_agrees(&p, &all, kept);
 }
+
+#[test]
+fn terminal_report_of_the_healthy_example() {
+    let out = launchguard()
+        .current_dir(repo_root())
+        .args(["analyze", "examples/healthy_clean.json.gz"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    // Occupancy 0.898 sits just under the 0.90 warning limit: a warning, exit 0.
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}
