@@ -711,3 +711,45 @@ fn terminal_report_of_the_healthy_example() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
+
+#[test]
+fn with_several_devices_each_is_checked_and_the_worst_decides() {
+    // The healthy example moved to device 1 (its correlation ids shifted so that they stay its
+    // own), beside the delayed one on device 0.
+    let mut healthy = oracle::load(&repo_root().join("examples/healthy_clean.json.gz"));
+    let delayed = oracle::load(&delay270());
+    for e in healthy["traceEvents"].as_array_mut().unwrap() {
+        let gpu = e.get("args").and_then(|a| a.get("device")).is_some();
+        if gpu {
+            e["pid"] = 1.into();
+            e["args"]["device"] = 1.into();
+        }
+        if let Some(c) = e.get("args").and_then(|a| a.get("correlation")).and_then(Value::as_u64) {
+            e["args"]["correlation"] = (c + 1_000_000).into();
+        }
+    }
+    let mut events = delayed["traceEvents"].as_array().unwrap().clone();
+    events.extend(healthy["traceEvents"].as_array().unwrap().iter().cloned());
+    let doc = serde_json::json!({ "traceEvents": events });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two-devices.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+
+    let (code, got, want) = agree(&path, &[], &Opts::default());
+    assert_eq!(want.devices.len(), 2);
+    let (d0, d1) = (&want.devices["0"], &want.devices["1"]);
+    assert!(d0.occupancy < 0.8 && d1.occupancy > 0.8);
+    assert_eq!(code, 1);
+    let occ = got["checks"].as_array().unwrap().iter().find(|c| c["id"] == "occupancy").unwrap();
+    assert_eq!(occ["status"], "fail");
+    assert!(close(f(&occ["value"]), d0.occupancy, OCC_TOL), "{occ}");
+    assert!(occ["message"].as_str().unwrap().contains("GPU 0"), "{occ}");
+    let gaps = got["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gaps").unwrap();
+    assert_eq!(f(&gaps["value"]) as u64, d0.over_threshold.max(d1.over_threshold));
+    assert_eq!(want.launches.count, 200);
+
+    // The healthy device alone passes its occupancy floor when the limit is lowered below the
+    // delayed one's: the verdict follows the worst device, whichever it is.
+    let (_, got) = analyze_json(&path, &["--occupancy-fail", "0.7", "--occupancy-warn", "0.7"]);
+    assert_eq!(status(&got, "occupancy"), "pass");
+}
