@@ -208,7 +208,9 @@ mod tests {
         let cx = formula(260, 37, 101, 0, 1000);
         let cy = formula(290, 53, 97, 3, 1200);
         let dy = formula(1260, 53, 97, 3, 1200);
-        let cases: [(&str, Vec<f64>, Vec<f64>, f64, f64); 6] = [
+        // (name, x, y, scipy's U, scipy's p)
+        type Case = (&'static str, Vec<f64>, Vec<f64>, f64, f64);
+        let cases: [Case; 6] = [
             (
                 "A",
                 vec![1.1, 2.3, 3.5, 4.2, 5.8],
