@@ -4,6 +4,7 @@
 mod util;
 
 mod analyze;
+mod compare;
 mod oracle;
 mod ranks;
 mod reports;

@@ -1,0 +1,378 @@
+//! `launchguard compare`: real H200 results (tests/data/compare/README.md), and synthetic runs
+//! drawn from the healthy figures measured on the H200, to show that noise between healthy runs
+//! does not alarm and +10 µs per launch does.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::util::{launchguard, repo_root};
+
+fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/data/compare").join(name)
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Runs `launchguard compare`; returns exit code, stdout, stderr.
+fn compare(baseline: &Path, current: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = launchguard().arg("compare").arg(baseline).arg(current).args(extra).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn compare_json(baseline: &Path, current: &Path, extra: &[&str]) -> (i32, Value) {
+    let (code, out, err) = compare(baseline, current, &[&["--format", "json"], extra].concat());
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("no JSON ({e}): {err}"));
+    (code, v)
+}
+
+fn metric<'a>(c: &'a Value, id: &str) -> &'a Value {
+    c["metrics"].as_array().unwrap().iter().find(|m| m["id"] == id).unwrap()
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a specified 64-bit generator, so that the synthetic
+/// runs below are the same on every machine. Test data only.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [lo, hi).
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let u1 = self.uniform(f64::EPSILON, 1.0);
+        let u2 = self.uniform(0.0, 1.0);
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// Per-replay host costs of one phase in one process: a process level, a multiplicative jitter
+/// with lag-1 autocorrelation 0.6 (replays one after another are alike), and every tenth replay
+/// a spike, as in the real H200 samples (tests/data/compare/h200-reference.json: before p25/p50/p75
+/// 5.17/5.52/6.41 µs with spikes of 10–57 µs at replays 0, 10, 20, 30, …), the first one colder.
+fn host_samples(rng: &mut SplitMix, n: usize, level: f64, spike: (f64, f64)) -> Vec<f64> {
+    let phi: f64 = 0.6;
+    let mut a = rng.normal();
+    (0..n)
+        .map(|i| {
+            a = phi * a + (1.0 - phi * phi).sqrt() * rng.normal();
+            let mut v = level * (0.06 * a).exp();
+            if i % 10 == 0 {
+                v += rng.uniform(spike.0, spike.1);
+            }
+            if i == 0 {
+                v += rng.uniform(20.0, 60.0);
+            }
+            v
+        })
+        .collect()
+}
+
+/// Graph-launch durations of the profiled replays: a level with episodes of slow launches (the
+/// real run: p50 43.5, p75 56, p90 77 µs, lag-1 autocorrelation 0.5).
+fn launch_samples(rng: &mut SplitMix, n: usize, level: f64) -> Vec<f64> {
+    let mut slow = false;
+    (0..n)
+        .map(|_| {
+            slow = rng.uniform(0.0, 1.0) < if slow { 0.6 } else { 0.12 };
+            level * (0.03 * rng.normal()).exp() + if slow { rng.uniform(10.0, 45.0) } else { 0.0 }
+        })
+        .collect()
+}
+
+/// numpy's default percentile (linear interpolation).
+fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut s = values.to_vec();
+    s.sort_by(f64::total_cmp);
+    let pos = p / 100.0 * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (pos - lo as f64)
+}
+
+fn set_phase(doc: &mut Value, phase: &str, host: Vec<f64>, gpu: Option<f64>) {
+    let p = &mut doc["phases"][phase];
+    p["host_p50_us"] = json!(percentile(&host, 50.0));
+    p["host_p99_us"] = json!(percentile(&host, 99.0));
+    p["host_mean_us"] = json!(host.iter().sum::<f64>() / host.len() as f64);
+    p["host_us"] = json!(host);
+    if let Some(g) = gpu {
+        p["gpu_us_per_replay"] = json!(g);
+    }
+}
+
+/// One healthy `check --preset reference` process, drawn from the spread measured on the H200:
+/// host p50 before the profiler session 2.6–5.5 µs, after it 14–17.5 µs, profiled 43–49 µs; GPU
+/// time per replay 255.5–257 µs; occupancy 89.5–90.6%; graph-launch p50 39–44 µs. The real
+/// result's other figures (inventory, workload, trace analysis) are kept as they are.
+fn healthy_run(seed: u64, before_level: Option<f64>) -> Value {
+    let mut rng = SplitMix(seed);
+    let mut doc = read(&fixture("h200-reference.json"));
+    let before_level = before_level.unwrap_or_else(|| rng.uniform(2.6, 5.5));
+    let before = host_samples(&mut rng, 300, before_level, (5.0, 40.0));
+    let after_level = rng.uniform(14.0, 17.5);
+    let after = host_samples(&mut rng, 300, after_level, (2.0, 15.0));
+    let profiled_level = rng.uniform(43.0, 49.0);
+    let profiled = host_samples(&mut rng, 100, profiled_level, (20.0, 60.0));
+    let gpu = rng.uniform(255.5, 257.0);
+    let gpu_after = gpu + rng.uniform(0.0, 1.2);
+    set_phase(&mut doc, "before", before, Some(gpu));
+    set_phase(&mut doc, "after", after, Some(gpu_after));
+    set_phase(&mut doc, "profiled", profiled, None);
+    let analysis = &mut doc["analysis"];
+    analysis["devices"][0]["occupancy"] = json!(rng.uniform(0.895, 0.906));
+    let launch_level = rng.uniform(39.0, 44.0);
+    let launches = launch_samples(&mut rng, 100, launch_level);
+    for (replay, l) in analysis["replays"].as_array_mut().unwrap().iter_mut().zip(&launches) {
+        replay["launch_us"] = json!(l);
+    }
+    let g = &mut analysis["graph_launches"];
+    g["mean_us"] = json!(launches.iter().sum::<f64>() / launches.len() as f64);
+    g["p50_us"] = json!(percentile(&launches, 50.0));
+    g["p99_us"] = json!(percentile(&launches, 99.0));
+    g["max_us"] = json!(percentile(&launches, 100.0));
+    doc
+}
+
+/// A regressed process: healthy in every way, plus `delay` µs on every host sample with the
+/// profiler off (a layer that adds work to each launch; `inject_delay_us` stays 0, as in a real
+/// regression). On the H200 an injected 10 µs moved a 2.7 µs p50 to 12.6 µs.
+fn regressed_run(seed: u64, delay: f64) -> Value {
+    let mut doc = healthy_run(seed, None);
+    for phase in ["before", "after"] {
+        let host: Vec<f64> = doc["phases"][phase]["host_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() + delay)
+            .collect();
+        set_phase(&mut doc, phase, host, None);
+    }
+    doc
+}
+
+fn write(dir: &Path, name: &str, doc: &Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec(doc).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn a_real_run_against_itself_passes_with_a_table() {
+    let r = fixture("h200-reference.json");
+    let (code, out, err) = compare(&r, &r, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let header = out.lines().find(|l| l.starts_with("metric")).unwrap();
+    for col in ["baseline", "current", "shift", "95% CI", "p", "limit", "status"] {
+        assert!(header.contains(col), "{header}");
+    }
+    // The real baseline's host p50 before the profiler session: 5.5215 µs.
+    let row = out.lines().find(|l| l.starts_with("host per replay, before")).unwrap();
+    assert!(row.contains("5.5") && row.contains("pass not significant"), "{row}");
+    assert!(out.ends_with("verdict: PASS\n"), "{out}");
+}
+
+#[test]
+fn healthy_runs_two_microseconds_apart_do_not_fail_and_ten_more_do() {
+    let dir = tempfile::tempdir().unwrap();
+    // The two healthy processes on the H200: host p50 2.6 and 4.7 µs.
+    let base = write(dir.path(), "base.json", &healthy_run(1, Some(2.6)));
+    let other = write(dir.path(), "other.json", &healthy_run(2, Some(4.7)));
+    let (code, c) = compare_json(&base, &other, &[]);
+    assert_eq!(code, 0, "{c:#}");
+    let host = metric(&c, "host_before");
+    assert_eq!(host["status"], "pass", "{host:#}");
+    let shift = host["shift"].as_f64().unwrap();
+    assert!((1.5..2.5).contains(&shift), "the synthetic offset is about 2.1 µs: {shift}");
+
+    let mut regressed = healthy_run(2, Some(2.6));
+    for phase in ["before", "after"] {
+        for v in regressed["phases"][phase]["host_us"].as_array_mut().unwrap() {
+            *v = json!(v.as_f64().unwrap() + 10.0);
+        }
+    }
+    let regressed = write(dir.path(), "regressed.json", &regressed);
+    let (code, c) = compare_json(&base, &regressed, &[]);
+    assert_eq!(code, 1, "{c:#}");
+    let host = metric(&c, "host_before");
+    assert_eq!((host["status"].as_str(), host["outcome"].as_str()), (Some("fail"), Some("regression")));
+    let ci = &host["interval"];
+    assert!(ci["low"].as_f64().unwrap() > 5.0 && ci["high"].as_f64().unwrap() < 11.0, "{ci}");
+    assert_eq!(host["limit"].as_f64(), Some(5.0));
+    let (_, text, _) = compare(&base, &regressed, &[]);
+    assert!(
+        text.lines().any(|l| l.starts_with("host per replay, before") && l.contains("FAIL regression")),
+        "{text}"
+    );
+}
+
+/// The false-alarm rate over 10 healthy processes compared pairwise (45 pairs), and the detection
+/// of +10 µs per launch against each of them as a baseline.
+#[test]
+fn no_false_alarm_over_45_healthy_pairs_and_ten_microseconds_caught_against_every_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let healthy: Vec<PathBuf> = (0..10)
+        .map(|i| write(dir.path(), &format!("healthy{i}.json"), &healthy_run(100 + i, None)))
+        .collect();
+    let regressed: Vec<PathBuf> = (0..10)
+        .map(|i| write(dir.path(), &format!("regressed{i}.json"), &regressed_run(200 + i, 10.0)))
+        .collect();
+    let mut jobs: Vec<(usize, usize, bool)> = Vec::new();
+    for i in 0..10 {
+        for j in i + 1..10 {
+            jobs.push((i, j, false));
+        }
+        jobs.push((i, i, true));
+    }
+    // Two at a time: each compare is a process.
+    let results: Vec<(usize, usize, bool, i32, Value)> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(jobs.len().div_ceil(2))
+            .map(|chunk| {
+                let (healthy, regressed) = (&healthy, &regressed);
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&(i, j, reg)| {
+                            let current = if reg { &regressed[j] } else { &healthy[j] };
+                            let (code, c) = compare_json(&healthy[i], current, &[]);
+                            (i, j, reg, code, c)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results.iter().filter(|r| !r.2).count(), 45);
+    let alarms: Vec<String> = results
+        .iter()
+        .filter(|r| !r.2 && r.3 != 0)
+        .map(|(i, j, _, code, c)| format!("healthy{i} vs healthy{j}: exit {code}, verdict {}", c["verdict"]))
+        .collect();
+    assert!(alarms.is_empty(), "false alarms: {alarms:#?}");
+    // The floor, not the test, keeps healthy pairs quiet: with 300 vs 300 samples and a process
+    // offset of a few µs, most healthy pairs differ "significantly" (40 of these 45).
+    let significant = results
+        .iter()
+        .filter(|r| !r.2 && metric(&r.4, "host_before")["p_value"].as_f64().unwrap() < 1e-3)
+        .count();
+    assert!(significant >= 30, "{significant} of 45 healthy pairs significant");
+    let missed: Vec<String> = results
+        .iter()
+        .filter(|r| r.2 && (r.3 != 1 || metric(&r.4, "host_before")["status"] != "fail"))
+        .map(|(i, _, _, code, c)| {
+            format!("healthy{i} vs +10 µs: exit {code}, {}", metric(c, "host_before")["message"])
+        })
+        .collect();
+    assert!(missed.is_empty(), "regressions not caught: {missed:#?}");
+}
+
+#[test]
+fn a_different_gpu_is_incomparable_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("h200-reference.json");
+    let mut other = read(&base);
+    other["inventory"]["gpu_name"] = json!("NVIDIA H100 80GB HBM3");
+    let other = write(dir.path(), "h100.json", &other);
+    let (code, out, err) = compare(&base, &other, &[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(
+        err,
+        "launchguard: error: incomparable results: gpu_name NVIDIA H200 (baseline) vs NVIDIA H100 80GB HBM3 \
+         (current) (--force compares anyway)\n"
+    );
+    let (code, out, _) = compare(&base, &other, &["--force"]);
+    assert_eq!(code, 0, "same samples, forced: the differences are reported, nothing regressed\n{out}");
+    assert!(
+        out.contains("differs: gpu_name NVIDIA H200 (baseline) vs NVIDIA H100 80GB HBM3 (current)"),
+        "{out}"
+    );
+    assert!(out.ends_with("verdict: WARN\n"), "{out}");
+}
+
+#[test]
+fn real_results_of_another_preset_or_delay_are_incomparable_and_forced_300_us_fails() {
+    let base = fixture("h200-reference.json");
+    let (code, _, err) = compare(&base, &fixture("h200-tiny.json"), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("preset reference (baseline) vs tiny (current); workload.layers 4 (baseline) vs 1"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+
+    let injected = fixture("h200-reference-inject300.json");
+    let (code, _, err) = compare(&base, &injected, &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("inject_delay_us 0 (baseline) vs 300 (current)"), "{err}");
+    let (code, c) = compare_json(&base, &injected, &["--force"]);
+    assert_eq!(code, 1);
+    assert_eq!((c["schema"].as_str(), c["forced"].as_bool()), (Some("launchguard.compare/1"), Some(true)));
+    // Real figures: host p50 5.52 → 305.54 µs before the profiler session; occupancy 90.1% → 57.7%.
+    let host = metric(&c, "host_before");
+    assert_eq!(host["status"], "fail");
+    assert!((host["shift"].as_f64().unwrap() - (305.542 - 5.5215)).abs() < 1e-9, "{host:#}");
+    assert_eq!(metric(&c, "occupancy")["status"], "fail");
+    assert_eq!(metric(&c, "gpu_before")["status"], "pass");
+}
+
+#[test]
+fn bad_inputs_get_one_line_and_exit_2_and_files_are_never_modified() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("h200-reference.json");
+    let before = std::fs::read(&base).unwrap();
+    let one_line = |code: i32, err: &str, needle: &str| {
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("launchguard: error: ") && err.contains(needle), "{err}");
+    };
+    let missing = dir.path().join("missing.json");
+    let (code, _, err) = compare(&base, &missing, &[]);
+    one_line(code, &err, "missing.json");
+    let analysis = write(dir.path(), "analysis.json", &json!({"schema": "launchguard.analysis/1"}));
+    let (code, _, err) = compare(&analysis, &base, &[]);
+    one_line(code, &err, "schema 'launchguard.analysis/1', expected a launchguard.check/1 result");
+    let mut skipped = read(&base);
+    skipped["phases"] = json!({});
+    skipped["verdict"] = json!("skip");
+    skipped["reason"] = json!("no CUDA device");
+    let skipped = write(dir.path(), "skipped.json", &skipped);
+    let (code, _, err) = compare(&base, &skipped, &[]);
+    one_line(code, &err, "holds no measurements (verdict skip: no CUDA device)");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[compare]\nalpha = 2\n").unwrap();
+    let (code, _, err) = compare(&base, &base, &["--config", config.to_str().unwrap()]);
+    one_line(code, &err, "compare.alpha must be between 0 and 1");
+    std::fs::write(&config, "[compare]\nmin_host_shift = 3\n").unwrap();
+    let (code, _, err) = compare(&base, &base, &["--config", config.to_str().unwrap()]);
+    one_line(code, &err, "unknown field");
+    assert_eq!(std::fs::read(&base).unwrap(), before);
+}
+
+#[test]
+fn config_limits_change_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.json", &healthy_run(1, Some(2.6)));
+    let current = write(dir.path(), "cur.json", &regressed_run(3, 10.0));
+    let (code, _) = compare_json(&base, &current, &[]);
+    assert_eq!(code, 1);
+    // With a 20 µs floor, +10 µs is noise by definition.
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[compare]\nmin_host_shift_us = 20.0\n").unwrap();
+    let (code, c) = compare_json(&base, &current, &["--config", config.to_str().unwrap()]);
+    assert_eq!(code, 0, "{c:#}");
+    assert_eq!(metric(&c, "host_before")["outcome"], "below_floor");
+    assert_eq!(c["limits"]["min_host_shift_us"].as_f64(), Some(20.0));
+}
