@@ -48,14 +48,17 @@ set -e
 [ "$code" -eq 1 ] || fail "python -m launchguard analyze exited $code, expected 1"
 
 step "pytest --launchguard-trace delay270_clean (occupancy fails: exit 1 expected)"
+# Its output goes to a file: an expected "1 failed" summary line must not read as CI's verdict.
 set +e
 "$venv/bin/python" -m pytest -p no:cacheprovider -v --launchguard-trace="$traces/delay270_clean.json.gz" \
-  --junitxml=delay270.xml
+  --junitxml=delay270.xml >delay270.log 2>&1
 code=$?
 set -e
-[ "$code" -eq 1 ] || fail "pytest on delay270_clean exited $code, expected 1"
+grep -E '^launchguard::' delay270.log || true
+[ "$code" -eq 1 ] || { cat delay270.log; fail "pytest on delay270_clean exited $code, expected 1"; }
 grep -q '<testcase classname="launchguard" name="occupancy"[^>]*><failure' delay270.xml \
   || fail "delay270.xml has no failed launchguard::occupancy testcase"
+step "as expected: pytest exited 1 and the JUnit XML has launchguard::occupancy failed"
 
 step "pytest --launchguard-trace healthy_clean (nothing fails: exit 0 expected)"
 "$venv/bin/python" -m pytest -p no:cacheprovider -v --launchguard-trace="$traces/healthy_clean.json.gz" \
