@@ -130,7 +130,10 @@ pub struct AnalyzeArgs {
 /// `--parser` values.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
 pub enum ParserArg {
+    /// The byte scanner (parallel on plain files, beside the decompressor on gzip).
     #[default]
+    Fast,
+    /// serde_json, event by event: the reference the fast parser is tested against.
     Simple,
 }
 
@@ -205,6 +208,13 @@ pub struct CheckArgs {
     /// Also write the result (launchguard.check/1, with the raw samples) to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the result, with its raw samples, as a baseline for later runs (`--baseline`).
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// Compare this run with a baseline from `--save-baseline` (same machine, preset and
+    /// versions): regressions past the [compare] limits fail.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     #[command(flatten)]

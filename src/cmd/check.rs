@@ -123,11 +123,24 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let progress = args.format == Format::Text || std::io::stderr().is_terminal();
     let mut opts = options(&args.workload, &args.thresholds, &args.limits, progress)?;
     opts.keep_trace = args.keep_trace.clone();
-    let run = launchguard_check::run(&opts)?;
+    // Read the baseline first: a bad file should not cost a GPU run.
+    let baseline = match &args.baseline {
+        Some(path) => {
+            launchguard_check::compare::validate_config(&opts.config.compare)?;
+            Some(launchguard_check::compare::read_result(path)?)
+        }
+        None => None,
+    };
+    let mut run = launchguard_check::run(&opts)?;
     if run.report.verdict == launchguard_analysis::Verdict::Skip {
         let reason = run.report.reason.as_deref().unwrap_or("cannot run here");
         anyhow::ensure!(!args.require_gpu, "--require-gpu: {reason}");
         eprintln!("launchguard: skip: {reason}");
+    } else if let Some(baseline) = &baseline {
+        let comparison =
+            launchguard_check::compare::compare(baseline, &run.report, &opts.config.compare, false);
+        run.report.checks.extend(comparison.checks());
+        run.report.verdict = launchguard_analysis::Verdict::of(&run.report.checks);
     }
     emit(&run, &args)?;
     Ok(run.report.verdict.exit_code() as u8)
@@ -156,9 +169,9 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         phases: &phases,
         document: &document,
     };
-    if let Some(path) = &args.json {
-        let mut bytes = serde_json::to_vec_pretty(&document)?;
-        bytes.push(b'\n');
+    let mut bytes = serde_json::to_vec_pretty(&document)?;
+    bytes.push(b'\n');
+    for path in [&args.json, &args.save_baseline].into_iter().flatten() {
         launchguard_report::write_atomic(path, &bytes)?;
     }
     let trace = args.keep_trace.as_deref();

@@ -32,6 +32,10 @@ pub struct Rung {
     /// Why the run failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Compared with the first healthy run as a baseline: the metrics that regressed past the
+    /// `[compare]` limits (`None` for the baseline itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_failed: Option<Vec<String>>,
 }
 
 /// The whole ladder.
@@ -55,6 +59,10 @@ pub struct SelftestReport {
     pub smallest_detected_us: Option<f64>,
     /// Whether every delay at or above the smallest detected one failed too.
     pub monotone: bool,
+    /// Healthy runs after the first that regressed against it (baseline false alarms).
+    pub baseline_false_alarms: u32,
+    /// Smallest injected delay that regressed against the first healthy run.
+    pub baseline_smallest_detected_us: Option<f64>,
     /// Why the ladder could not run here (no GPU, no torch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -77,6 +85,7 @@ fn rung(delay_us: f64, report: &CheckReport) -> Rung {
             .and_then(|a| a.devices.iter().map(|d| d.figures.occupancy).min_by(f64::total_cmp)),
         wall_s: report.timings.get("wall_s").copied().unwrap_or(0.0),
         error: None,
+        baseline_failed: None,
     }
 }
 
@@ -99,8 +108,12 @@ pub fn run(
         false_alarms: 0,
         smallest_detected_us: None,
         monotone: true,
+        baseline_false_alarms: 0,
+        baseline_smallest_detected_us: None,
         reason: None,
     };
+    // The first successful run is the baseline every later run is compared with.
+    let mut baseline: Option<CheckReport> = None;
     for (i, &delay) in ladder.iter().enumerate() {
         let mut opts = base.clone();
         opts.inject_delay_us = delay;
@@ -122,7 +135,22 @@ pub fn run(
                         )
                     });
                 }
-                let r = rung(delay, &run.report);
+                let mut r = rung(delay, &run.report);
+                match &baseline {
+                    // Forced: the injected delay is the one difference, and the point.
+                    Some(b) => {
+                        let c = crate::compare::compare(b, &run.report, &base.config.compare, true);
+                        let failed = c
+                            .checks()
+                            .into_iter()
+                            .filter(|c| c.status == Status::Fail)
+                            .map(|c| c.id.trim_start_matches("compare.").to_string())
+                            .collect();
+                        r.baseline_failed = Some(failed);
+                    }
+                    None if delay == 0.0 => baseline = Some(run.report.clone()),
+                    None => {}
+                }
                 on_rung(i, ladder.len(), &r, Some(&run.report));
                 r
             }
@@ -137,6 +165,7 @@ pub fn run(
                     occupancy: None,
                     wall_s: started.elapsed().as_secs_f64(),
                     error: Some(format!("{e:#}")),
+                    baseline_failed: None,
                 };
                 on_rung(i, ladder.len(), &r, None);
                 r
@@ -159,6 +188,11 @@ pub fn summarize(report: &mut SelftestReport) {
         Some(d) => injected.iter().filter(|r| r.delay_us >= d).all(|r| r.verdict == "fail"),
         None => true,
     };
+    let regressed = |r: &Rung| r.baseline_failed.as_ref().is_some_and(|f| !f.is_empty());
+    report.baseline_false_alarms =
+        report.rungs.iter().filter(|r| r.delay_us == 0.0 && regressed(r)).count() as u32;
+    report.baseline_smallest_detected_us =
+        injected.iter().filter(|r| regressed(r)).map(|r| r.delay_us).min_by(f64::total_cmp);
 }
 
 /// The detection table for a terminal.
@@ -178,8 +212,8 @@ pub fn render_terminal(r: &SelftestReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{:>9}  {:<7} {:>11} {:>12} {:>10}  checks that fired",
-        "delay µs", "verdict", "host p50 µs", "GPU µs/rep", "occupancy"
+        "\n{:>11}  {:<7} {:>11} {:>12} {:>10}  {:<24} checks that fired",
+        "delay µs", "verdict", "host p50 µs", "GPU µs/rep", "occupancy", "vs first healthy run"
     );
     let num = |v: Option<f64>, p: usize| v.map_or("–".to_string(), |x| format!("{x:.p$}"));
     for g in &r.rungs {
@@ -192,9 +226,14 @@ pub fn render_terminal(r: &SelftestReport) -> String {
             parts.extend(g.warned.iter().map(|w| format!("({w})")));
             parts.join(" ")
         };
+        let vs = match &g.baseline_failed {
+            None => "baseline".to_string(),
+            Some(f) if f.is_empty() => "no regression".to_string(),
+            Some(f) => format!("REGRESSED: {}", f.join(" ")),
+        };
         let _ = writeln!(
             out,
-            "{:>9}  {:<7} {:>11} {:>12} {:>10}  {fired}",
+            "{:>11}  {:<7} {:>11} {:>12} {:>10}  {vs:<24} {fired}",
             if g.delay_us == 0.0 { "0 (healthy)".to_string() } else { format!("{}", g.delay_us) },
             g.verdict,
             num(g.host_p50_us, 1),
@@ -221,6 +260,15 @@ pub fn render_terminal(r: &SelftestReport) -> String {
     }
     let _ =
         writeln!(out, "false alarms at zero delay: {} of {} healthy runs", r.false_alarms, r.healthy_runs);
+    if r.rungs.iter().any(|g| g.baseline_failed.is_some()) {
+        let _ = writeln!(
+            out,
+            "against the first healthy run as a baseline: smallest delay detected {}; false alarms {} of {} healthy runs",
+            r.baseline_smallest_detected_us.map_or("none".to_string(), |d| format!("{d} µs")),
+            r.baseline_false_alarms,
+            r.healthy_runs.saturating_sub(1)
+        );
+    }
     out
 }
 
@@ -239,6 +287,7 @@ mod tests {
             occupancy: None,
             wall_s: 0.0,
             error: None,
+            baseline_failed: None,
         }
     }
 
@@ -261,6 +310,8 @@ mod tests {
             false_alarms: 0,
             smallest_detected_us: None,
             monotone: false,
+            baseline_false_alarms: 0,
+            baseline_smallest_detected_us: None,
             reason: None,
         };
         summarize(&mut r);
