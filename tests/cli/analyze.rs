@@ -562,8 +562,10 @@ fn unusable_input_is_refused_with_one_line() {
         format!("[{}, {}, 7]", KERNEL.replace("\"dur\":2", "\"dur\":-2"), KERNEL.replace("\"ts\":10.5,", ""));
     refused(&write("all-skipped.json", skipped.as_bytes()), "no usable event");
     refused(&write("numbers-cut.json", b"[1, 2"), "no usable event");
-    // Not files.
-    refused(dir.path(), "is a directory");
+    // Not traces: a folder stands for the traces in it (the ranks of one run), and one without
+    // any is refused; a missing path.
+    let empty = tempfile::tempdir().unwrap();
+    refused(empty.path(), "no trace");
     refused(&dir.path().join("missing.json"), "no such file");
 }
 
