@@ -376,3 +376,35 @@ fn config_limits_change_the_verdict() {
     assert_eq!(metric(&c, "host_before")["outcome"], "below_floor");
     assert_eq!(c["limits"]["min_host_shift_us"].as_f64(), Some(20.0));
 }
+
+/// Real noise: ten healthy `check --preset reference` processes on one H200
+/// (tests/data/h200-check/reference, written by `selftest --keep-results`), compared in every
+/// ordered pair with the default limits, must give no regression; a run with 10 µs injected per
+/// launch must regress against every one of them.
+#[test]
+fn real_h200_runs_no_false_alarm_and_ten_microseconds_detected() {
+    use launchguard_check::compare::{compare, read_result};
+    let dir = repo_root().join("tests/data/h200-check/reference");
+    let load = |name: &str| read_result(&dir.join(name)).expect("a real check result");
+    let healthy: Vec<_> = (0..10).map(|i| load(&format!("run{i:02}-delay0.json"))).collect();
+    let cfg = launchguard_analysis::config::CompareConfig::default();
+    let mut false_alarms = Vec::new();
+    for (i, a) in healthy.iter().enumerate() {
+        for (j, b) in healthy.iter().enumerate() {
+            if i != j && compare(a, b, &cfg, false).verdict == launchguard_analysis::Verdict::Fail {
+                false_alarms.push((i, j));
+            }
+        }
+    }
+    assert_eq!(false_alarms, Vec::<(usize, usize)>::new(), "healthy pairs that regressed");
+    let delayed = load("run11-delay10.json");
+    for (i, base) in healthy.iter().enumerate() {
+        let c = compare(base, &delayed, &cfg, true);
+        let host = c.metrics.iter().find(|m| m.id == "host_before").expect("host metric");
+        assert_eq!(
+            host.status,
+            launchguard_analysis::Status::Fail,
+            "+10 µs not caught against healthy run {i}"
+        );
+    }
+}

@@ -773,13 +773,13 @@ mod tests {
     #[test]
     fn host_shift_fails_only_when_its_interval_clears_the_floor() {
         let base = reference();
-        // Baseline median 5.5215 µs: the floor is max(5, 0.5 × 5.52) = 5 µs.
+        // Baseline median 5.5215 µs: the floor is max(5, 1.0 × 5.5215) = 5.5215 µs.
         let mut cur = base.clone();
         shift_host(&mut cur, "before", 2.0);
         let m = metric(&compare(&base, &cur, &cfg(), false), "host_before").clone();
         assert!(m.p_value.unwrap() < 1e-3, "a uniform +2 µs is significant: {m:?}");
         assert_eq!((m.outcome, m.status), (Outcome::BelowFloor, Status::Pass), "{}", m.message);
-        assert_eq!(m.limit, Some(5.0));
+        assert_eq!(m.limit, Some(5.5215));
 
         shift_host(&mut cur, "before", 8.0);
         let c = compare(&base, &cur, &cfg(), false);
@@ -787,24 +787,25 @@ mod tests {
         assert_eq!((m.outcome, m.status), (Outcome::Regression, Status::Fail), "{}", m.message);
         // Every sample moved by 10 µs, so the medians did (up to rounding).
         assert!((m.shift.unwrap() - 10.0).abs() < 1e-9);
-        assert!(m.interval.unwrap().low > 5.0 && m.interval.unwrap().contains(10.0), "{:?}", m.interval);
+        assert!(m.interval.unwrap().low > 5.5215 && m.interval.unwrap().contains(10.0), "{:?}", m.interval);
         assert_eq!(c.verdict, Verdict::Fail);
 
-        // The other way round, an improvement: reported, never a failure.
+        // The other way round, a drop of 10 µs from a 15.5 µs baseline: never a failure, and not
+        // an improvement past the floor either (the floor is the baseline median itself).
         let m = metric(&compare(&cur, &base, &cfg(), false), "host_before").clone();
-        assert_eq!((m.outcome, m.status), (Outcome::Improvement, Status::Pass), "{}", m.message);
+        assert_eq!((m.outcome, m.status), (Outcome::BelowFloor, Status::Pass), "{}", m.message);
     }
 
     #[test]
     fn the_relative_floor_governs_larger_baselines() {
         let base = reference();
-        // After the profiler session the median is 17.442 µs: the floor is 0.5 × 17.442 = 8.721.
+        // After the profiler session the median is 17.442 µs: the floor is 1.0 × 17.442 µs.
         let mut cur = base.clone();
-        shift_host(&mut cur, "after", 7.5);
+        shift_host(&mut cur, "after", 15.0);
         let m = metric(&compare(&base, &cur, &cfg(), false), "host_after").clone();
-        assert!((m.limit.unwrap() - 8.721).abs() < 1e-9);
+        assert!((m.limit.unwrap() - 17.442).abs() < 1e-9);
         assert_eq!(m.outcome, Outcome::BelowFloor, "{}", m.message);
-        shift_host(&mut cur, "after", 3.0);
+        shift_host(&mut cur, "after", 5.0);
         let m = metric(&compare(&base, &cur, &cfg(), false), "host_after").clone();
         assert_eq!(m.outcome, Outcome::Regression, "{}", m.message);
     }
@@ -821,9 +822,9 @@ mod tests {
             let c = compare(&base, &cur, &cfg(), false);
             (metric(&c, "gpu_before").outcome, metric(&c, "occupancy").outcome)
         };
-        assert_eq!(with(1.04, -0.04), (Outcome::WithinLimit, Outcome::WithinLimit));
-        assert_eq!(with(1.06, -0.06), (Outcome::Regression, Outcome::Regression));
-        assert_eq!(with(0.90, 0.06), (Outcome::Improvement, Outcome::Improvement));
+        assert_eq!(with(1.09, -0.09), (Outcome::WithinLimit, Outcome::WithinLimit));
+        assert_eq!(with(1.11, -0.11), (Outcome::Regression, Outcome::Regression));
+        assert_eq!(with(0.85, 0.12), (Outcome::Improvement, Outcome::Improvement));
     }
 
     #[test]
@@ -907,10 +908,10 @@ mod tests {
         let host = &checks[1];
         assert_eq!(host.status, Status::Fail);
         assert!((host.value.as_f64().unwrap() - 10.0).abs() < 1e-9);
-        assert_eq!(host.limit.as_f64(), Some(5.0));
+        assert_eq!(host.limit.as_f64(), Some(5.5215));
         assert!(host.message.contains("95% CI +"), "{}", host.message);
         assert!(host.hint.is_some());
-        assert_eq!(checks[5].limit.as_f64(), Some(-0.05));
+        assert_eq!(checks[5].limit.as_f64(), Some(-0.10));
     }
 
     #[test]
