@@ -7,6 +7,7 @@
 #             GPU 0 and GPU 1; on GPU 1: check with every report, injected delays, qwen3-0.6b,
 #             and the ATOM test's wall time beside check's (if .device-carry/atom/ has it)
 #   quick   – check reference and tiny once each (JSON kept)
+#   four    – (4 GPUs) tp 2 beside a second reference ladder and quick, then tp 4
 #   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
 # Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
 # $OUT/evidence.tar.gz (the device returns few files).
@@ -84,10 +85,25 @@ tp() {
     wait $lg; echo "# launchguard exit code $?"
     cat "$E/kill-tp$n.out"
     sleep 2
-    echo "# workload processes left: $(pgrep -fc launchguard_workload.py)"
+    local left=0
+    for p in $(pgrep -f launchguard_workload.py); do
+      tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "WORLD_SIZE=$n" && left=$((left + 1))
+    done
+    echo "# workload processes of that run left: $left"
   } > "$E/kill-tp$n.txt" 2>&1
   echo "--- kill-tp$n: $(grep '^#' "$E/kill-tp$n.txt" | tr '\n' ' ')"
   run "selftest-tp$n" selftest --tp "$n" --timeout 120 --healthy 3 --delays 25,100,200,400 --keep-results "$E/selftest-tp$n"
+}
+
+# four: on 4 GPUs, TP=2 on GPUs 0-1 beside a second reference ladder (10 more healthy runs, out of
+# the sample the compare limits were set on) on GPU 2 and the quick checks on GPU 3; then TP=4.
+four() {
+  ( export CUDA_VISIBLE_DEVICES=0,1; tp 2 ) &
+  ( export CUDA_VISIBLE_DEVICES=2
+    run selftest-reference-b selftest --preset reference --healthy 10 --delays 5,10,25 --keep-results "$E/selftest-reference-b" ) &
+  ( export CUDA_VISIBLE_DEVICES=3; quick ) &
+  wait
+  tp 4
 }
 
 machine
@@ -95,6 +111,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     single) single; shift ;;
     quick) quick; shift ;;
+    four) four; shift ;;
     tp) tp "$2"; shift 2 ;;
     *) echo "unknown scenario $1"; exit 2 ;;
   esac
