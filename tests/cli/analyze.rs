@@ -498,17 +498,27 @@ fn run_on(path: &Path, extra: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }
 
-/// Asserts exit 2 with one line on stderr that names the file and contains `needle`.
+/// Both event parsers: the default fast scanner and the serde reference.
+const PARSERS: [&str; 2] = ["fast", "simple"];
+
+/// Asserts exit 2 with one line on stderr that names the file and contains `needle`, with either
+/// parser.
 fn refused(path: &Path, needle: &str) {
-    let (code, stdout, stderr) = run_on(path, &["--format", "json"]);
-    assert_eq!(code, 2, "{}: exit {code}, stderr {stderr}", path.display());
+    for parser in PARSERS {
+        refused_by(path, needle, parser);
+    }
+}
+
+fn refused_by(path: &Path, needle: &str, parser: &str) {
+    let (code, stdout, stderr) = run_on(path, &["--format", "json", "--parser", parser]);
+    assert_eq!(code, 2, "{} (--parser {parser}): exit {code}, stderr {stderr}", path.display());
     assert!(stdout.is_empty(), "{}: {stdout}", path.display());
     let line = stderr.trim_end();
     assert_eq!(line.lines().count(), 1, "{}: not one line: {stderr}", path.display());
     assert!(line.starts_with("launchguard: error: "), "{line}");
     let name = path.file_name().unwrap().to_string_lossy();
     assert!(line.contains(&*name), "{line} does not name {name}");
-    assert!(line.contains(needle), "{line} does not say {needle:?}");
+    assert!(line.contains(needle), "{line} does not say {needle:?} (--parser {parser})");
 }
 
 const KERNEL: &str =
@@ -647,8 +657,14 @@ fn trace_text(events: &[Value]) -> (Vec<u8>, Vec<usize>) {
 /// Asserts a truncated analysis: warning on stderr, `truncated` set, `kept` events counted, and
 /// the figures of the oracle over those events.
 fn truncated_agrees(path: &Path, all: &[Value], kept: usize) {
-    let (code, stdout, stderr) = run_on(path, &["--format", "json"]);
-    assert!(code == 0 || code == 1, "{}: exit {code}: {stderr}", path.display());
+    for parser in PARSERS {
+        truncated_agrees_by(path, all, kept, parser);
+    }
+}
+
+fn truncated_agrees_by(path: &Path, all: &[Value], kept: usize, parser: &str) {
+    let (code, stdout, stderr) = run_on(path, &["--format", "json", "--parser", parser]);
+    assert!(code == 0 || code == 1, "{} (--parser {parser}): exit {code}: {stderr}", path.display());
     let got: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(got["source"]["truncated"], true);
     assert_eq!(got["source"]["events"], kept as u64, "{}", path.display());
@@ -657,7 +673,7 @@ fn truncated_agrees(path: &Path, all: &[Value], kept: usize) {
     assert_eq!(status(&got, "trace_complete"), "warn");
     let want = oracle::compute(&Value::Array(all[..kept].to_vec()), &Opts::default());
     let bad = compare(&got, &want, 100.0);
-    assert!(bad.is_empty(), "{}:\n{}", path.display(), bad.join("\n"));
+    assert!(bad.is_empty(), "{} (--parser {parser}):\n{}", path.display(), bad.join("\n"));
 }
 
 #[test]
