@@ -174,6 +174,11 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {
         launchguard_report::write_atomic(path, &bytes)?;
     }
+    if let (Format::Text, Some(across)) = (args.format, &report.across) {
+        // The ranks side by side first; the report below is rank 0's trace and every check.
+        let text = launchguard_report::ranks_terminal::render(across);
+        std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{text}\n").as_bytes())?;
+    }
     let trace = args.keep_trace.as_deref();
     outputs::emit(&view, args.format, &args.reports, trace)
 }

@@ -87,6 +87,7 @@ fn base_report(opts: &Options) -> CheckReport {
         phases: BTreeMap::new(),
         analysis: None,
         ranks: Vec::new(),
+        across: None,
         checks: opts.extra_checks.clone(),
         timings: BTreeMap::new(),
     }
@@ -139,6 +140,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
 
     let mut timeline = None;
     let mut ranks = Vec::new();
+    let mut traces = Vec::new();
     for (result, trace_path) in outcome.results.iter().zip(&outcome.traces) {
         if let Some(keep) = &opts.keep_trace {
             keep_trace(trace_path, keep, result.rank, tp)?;
@@ -154,7 +156,9 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
                 (k.clone(), report.with_steady(p.steady_host_us.clone()))
             })
             .collect();
-        if result.rank == 0 {
+        if tp > 1 {
+            traces.push(trace);
+        } else {
             timeline = Some(trace.timeline);
         }
         ranks.push(RankReport {
@@ -175,16 +179,20 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
         .as_ref()
         .map(|a| effective_thresholds(a, opts, model::gpu_per_replay(&ranks[0].phases, "before")))
         .unwrap_or_else(|| opts.config.thresholds.clone());
+    if tp > 1 {
+        // The ranks together: waiting for peers kept apart from busy time, occupancy over the
+        // window every rank was recorded in, the worst rank decides.
+        let across = analyze_across(&traces, &report.thresholds)?;
+        report.checks.extend(across.checks.iter().filter(|c| c.id != "replay_consistency").cloned());
+        timeline = traces.into_iter().next().map(|t| t.timeline);
+        report.across = Some(across);
+    }
     for r in &ranks {
         let label = if tp > 1 { format!("rank {}: ", r.rank) } else { String::new() };
         let analysis = r.analysis.as_ref().expect("analyzed");
-        // Trace checks, minus replay_consistency, which trace_sanity makes strict here.
-        for mut c in analysis.checks.iter().filter(|c| c.id != "replay_consistency").cloned() {
-            if tp > 1 {
-                c.id = format!("rank{}.{}", r.rank, c.id);
-                c.message = format!("{label}{}", c.message);
-            }
-            report.checks.push(c);
+        if tp == 1 {
+            // Trace checks, minus replay_consistency, which trace_sanity makes strict here.
+            report.checks.extend(analysis.checks.iter().filter(|c| c.id != "replay_consistency").cloned());
         }
         let mut own = vec![
             checks::trace_sanity(analysis, opts.workload.replays),
@@ -200,11 +208,22 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
         report.checks.extend(own);
     }
     if tp > 1 {
-        report.ranks = ranks;
+        // Each rank's analysis is in `across`; keep its samples here.
+        report.ranks = ranks.into_iter().map(|r| RankReport { analysis: None, ..r }).collect();
     }
     report.verdict = Verdict::of(&report.checks);
     report.timings.insert("wall_s".into(), started.elapsed().as_secs_f64());
     Ok(CheckRun { report, timeline })
+}
+
+fn analyze_across(
+    traces: &[launchguard_trace::Trace],
+    th: &launchguard_analysis::config::Thresholds,
+) -> anyhow::Result<launchguard_analysis::model_ranks::RanksAnalysis> {
+    use launchguard_analysis::ranks::{analyze_ranks, rank_of, RankTrace};
+    let ids = traces.iter().map(rank_of).collect::<Result<Vec<_>, _>>()?;
+    let ranks: Vec<RankTrace> = ids.iter().zip(traces).map(|(id, trace)| RankTrace { id, trace }).collect();
+    Ok(analyze_ranks(&ranks, &AnalysisOptions { within: None, thresholds: th.clone() }))
 }
 
 fn effective_thresholds(

@@ -45,9 +45,13 @@ pub struct CheckReport {
     /// Rank 0's profiled trace, analyzed.
     #[serde(default)]
     pub analysis: Option<Analysis>,
-    /// Every rank's figures (TP > 1).
+    /// Every rank's samples (TP > 1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankReport>,
+    /// The ranks' traces analyzed together (TP > 1): per-rank figures with waiting for peers kept
+    /// apart from busy time, the skew of replay starts, the worst rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across: Option<launchguard_analysis::model_ranks::RanksAnalysis>,
     /// All checks, in report order.
     pub checks: Vec<Check>,
     /// Wall seconds: each workload phase, and `wall_s` for the whole check.
