@@ -59,9 +59,9 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
     let fraction = steady / gpu;
     if fraction >= BLOCKED_FRACTION {
         let why = if tp > 1 {
-            "the NCCL collectives in the graph block the launching thread: each replay() returns only when              the GPU has run the previous one, so the CPU cannot run ahead of the GPU (the stack's behaviour              with TP > 1, not the profiler's)"
+            "the NCCL collectives in the graph block the launching thread: each replay() returns only when the GPU has run the previous one, so the CPU cannot run ahead of the GPU (the stack's behaviour with TP > 1, not the profiler's)"
         } else {
-            "replay() blocks until the GPU is done although nothing else runs: something synchronizes on              each launch"
+            "replay() blocks until the GPU is done although nothing else runs: something synchronizes on each launch"
         };
         Check::new(
             "run_ahead",
@@ -78,7 +78,7 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
             Some(fraction),
             Some(BLOCKED_FRACTION),
             format!(
-                "{label}back-to-back replays cost the host {steady:.1} µs each against {gpu:.1} µs of GPU time:                  the CPU runs ahead of the GPU"
+                "{label}back-to-back replays cost the host {steady:.1} µs each against {gpu:.1} µs of GPU time: the CPU runs ahead of the GPU"
             ),
         )
     }
