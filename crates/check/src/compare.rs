@@ -314,15 +314,7 @@ fn metrics(b: &CheckReport, c: &CheckReport, cfg: &CompareConfig) -> Vec<Metric>
     let launches = |r: &CheckReport| -> Vec<f64> {
         r.analysis.as_ref().map(|a| a.replays.iter().map(|x| x.launch_us).collect()).unwrap_or_default()
     };
-    let occupancy = |r: &CheckReport| {
-        r.analysis.as_ref().and_then(|a| {
-            a.devices
-                .iter()
-                .filter(|d| d.figures.activities > 0)
-                .map(|d| d.figures.occupancy)
-                .reduce(f64::min)
-        })
-    };
+    let occupancy = |r: &CheckReport| r.judged_occupancy();
     vec![
         samples(
             "host_before",

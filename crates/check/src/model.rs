@@ -119,6 +119,32 @@ pub struct RankReport {
     pub analysis: Option<Analysis>,
 }
 
+impl CheckReport {
+    /// The occupancy the guard judges: the lowest device's profiled occupancy; with several ranks,
+    /// the lowest rank's occupancy excluding waiting for peers over the window every rank was
+    /// recorded in (rank 0's whole-window figure swings from 83% to 98% between healthy TP runs
+    /// with how long it waited for its peers when profiling began).
+    pub fn judged_occupancy(&self) -> Option<f64> {
+        if let Some(across) = &self.across {
+            return across
+                .ranks
+                .iter()
+                .filter_map(|r| {
+                    let f = r.common.as_ref().unwrap_or(&r.whole);
+                    f.occupancy_excluding_wait.or(Some(f.occupancy))
+                })
+                .reduce(f64::min);
+        }
+        self.analysis.as_ref().and_then(|a| {
+            a.devices
+                .iter()
+                .filter(|d| d.figures.activities > 0)
+                .map(|d| d.figures.occupancy)
+                .reduce(f64::min)
+        })
+    }
+}
+
 /// Host p50 of a phase, if measured.
 pub fn host_p50(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
     phases.get(phase).and_then(|p| p.host_p50_us)

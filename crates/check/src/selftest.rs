@@ -25,7 +25,7 @@ pub struct Rung {
     pub host_p50_us: Option<f64>,
     /// GPU time per replay, µs (rank 0).
     pub gpu_us_per_replay: Option<f64>,
-    /// Profiled occupancy of the worst device (rank 0).
+    /// Profiled occupancy the guard judges ([`CheckReport::judged_occupancy`]).
     pub occupancy: Option<f64>,
     /// Wall time of the run, s.
     pub wall_s: f64,
@@ -79,10 +79,7 @@ fn rung(delay_us: f64, report: &CheckReport) -> Rung {
         warned: ids(Status::Warn),
         host_p50_us: before.and_then(|p| p.host_p50_us),
         gpu_us_per_replay: before.and_then(|p| p.gpu_us_per_replay),
-        occupancy: report
-            .analysis
-            .as_ref()
-            .and_then(|a| a.devices.iter().map(|d| d.figures.occupancy).min_by(f64::total_cmp)),
+        occupancy: report.judged_occupancy(),
         wall_s: report.timings.get("wall_s").copied().unwrap_or(0.0),
         error: None,
         baseline_failed: None,
