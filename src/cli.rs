@@ -130,8 +130,10 @@ pub struct AnalyzeArgs {
 /// `--parser` values.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
 pub enum ParserArg {
-    /// serde_json, event by event: the reference the fast parser is tested against.
+    /// The byte scanner (parallel on plain files, beside the decompressor on gzip).
     #[default]
+    Fast,
+    /// serde_json, event by event: the reference the fast parser is tested against.
     Simple,
 }
 

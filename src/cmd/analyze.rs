@@ -21,6 +21,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         .transpose()
         .context("--within is not a valid regular expression")?;
     let parser = match args.parser {
+        ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
     };
     let paths = expand(&args.traces)?;

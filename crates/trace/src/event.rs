@@ -216,6 +216,13 @@ impl TimelineBuilder {
     }
 }
 
+impl From<Timeline> for TimelineBuilder {
+    /// Goes on filling a timeline: the fast parser joins the parts it read in parallel this way.
+    fn from(timeline: Timeline) -> Self {
+        Self { timeline }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

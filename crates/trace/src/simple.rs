@@ -48,17 +48,9 @@ impl<'de> Visitor<'de> for Top<'_> {
                     *self.saw_events = true;
                     map.next_value_seed(Events { builder: self.builder })?;
                 }
-                "baseTimeNanoseconds" => {
+                "baseTimeNanoseconds" | "distributedInfo" | "deviceProperties" => {
                     let v: Value = map.next_value()?;
-                    self.builder.meta_mut().base_time_ns = value_text(&v).and_then(|t| t.parse().ok());
-                }
-                "distributedInfo" => {
-                    let v: Value = map.next_value()?;
-                    self.builder.meta_mut().distributed = Some(distributed_info(&v));
-                }
-                "deviceProperties" => {
-                    let v: Value = map.next_value()?;
-                    self.builder.meta_mut().device_names = device_names(&v);
+                    apply_header_value(self.builder.meta_mut(), &key, &v);
                 }
                 key => {
                     if let Some(profiler) = profiler_of_key(key) {
@@ -69,6 +61,17 @@ impl<'de> Visitor<'de> for Top<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Fills the metadata from a header key's value (`baseTimeNanoseconds`, `distributedInfo`,
+/// `deviceProperties`); both parsers call it.
+pub(crate) fn apply_header_value(meta: &mut TraceMeta, key: &str, v: &Value) {
+    match key {
+        "baseTimeNanoseconds" => meta.base_time_ns = value_text(v).and_then(|t| t.parse().ok()),
+        "distributedInfo" => meta.distributed = Some(distributed_info(v)),
+        "deviceProperties" => meta.device_names = device_names(v),
+        _ => {}
     }
 }
 

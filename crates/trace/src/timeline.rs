@@ -6,7 +6,9 @@ use std::collections::HashMap;
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     names: Vec<Box<str>>,
-    index: HashMap<Box<str>, u32>,
+    // foldhash, not SipHash: every GPU activity interns its kernel name (often hundreds of bytes),
+    // and SipHash was 9% of reading a trace; foldhash keeps a per-process random seed.
+    index: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
 }
 
 impl Interner {

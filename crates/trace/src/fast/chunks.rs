@@ -1,0 +1,135 @@
+//! Parallel parsing of an in-memory events array.
+//!
+//! The array is cut at guessed element starts (a `{` after `}` `,`, whitespace aside); each part is
+//! parsed on its own core into its own timeline. A guess is only trusted when the part before it,
+//! itself trusted, ends exactly there: the first part starts at the real `[`, so by induction every
+//! accepted part starts on a real element. A wrong guess (inside a string, say) is re-parsed in
+//! order from where the previous part really ended. The parts are then joined in file order.
+
+use rayon::prelude::*;
+
+use super::array::{self, After, End, Release, Run};
+use super::merge;
+use crate::event::TimelineBuilder;
+use crate::timeline::Timeline;
+
+/// Parts smaller than this are not worth a thread.
+pub(crate) const MIN_PART: usize = 8 << 20;
+
+/// How the events array ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Events {
+    /// Its `]` is at this position.
+    Closed(usize),
+    /// It failed at `at`; the reference parser can restart at `anchor`, the start of the last
+    /// complete element, or just after `[` when there is none.
+    Failed {
+        /// Where the failure was found.
+        at: usize,
+        /// Where to restart.
+        anchor: usize,
+    },
+}
+
+/// The first guessed element start at or after `from`.
+pub(crate) fn guess_start(buf: &[u8], from: usize) -> Option<usize> {
+    let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+    let mut i = from;
+    while let Some(off) = memchr::memchr(b',', &buf[i.min(buf.len())..]) {
+        let comma = i + off;
+        i = comma + 1;
+        let before = buf[..comma].iter().rposition(|&b| !ws(b));
+        let after = buf[comma + 1..].iter().position(|&b| !ws(b)).map(|p| comma + 1 + p);
+        if let (Some(b), Some(a)) = (before, after) {
+            if buf[b] == b'}' && buf[a] == b'{' && a >= from {
+                return Some(a);
+            }
+        }
+    }
+    None
+}
+
+/// Parses the elements from `content` (just after `[`) in parts of at least `min_part` bytes, as
+/// many as the cores pay for. `level` is an element's nesting level as an object.
+pub(crate) fn parse(
+    buf: &[u8],
+    content: usize,
+    level: u32,
+    min_part: usize,
+    release: Release,
+    builder: &mut TimelineBuilder,
+) -> Events {
+    let threads = rayon::current_num_threads();
+    let len = buf.len().saturating_sub(content);
+    let parts = (len / min_part.max(1)).clamp(1, 4 * threads);
+    let mut starts = vec![content];
+    for k in 1..parts {
+        let nominal = content + len / parts * k;
+        if let Some(s) = guess_start(buf, nominal.max(*starts.last().expect("one start") + 1)) {
+            starts.push(s);
+        }
+    }
+    let stop = |k: usize| starts.get(k + 1).copied().unwrap_or(usize::MAX);
+    let runs: Vec<(Run, Timeline)> = (0..starts.len())
+        .into_par_iter()
+        .map(|k| {
+            let after = if k == 0 { After::Open } else { After::Comma };
+            let mut b = TimelineBuilder::new();
+            let run = array::run(buf, starts[k], after, stop(k), level, Some(release), &mut b);
+            (run, b.finish())
+        })
+        .collect();
+
+    let mut joined = std::mem::take(builder).finish();
+    let mut runs = runs.into_iter().map(Some).collect::<Vec<_>>();
+    let (mut run, part) = runs[0].take().expect("the first part");
+    merge::append(&mut joined, part);
+    let mut anchor = content;
+    let mut next = 1;
+    let end = loop {
+        if let Some((start, _)) = run.last_done {
+            anchor = start;
+        }
+        match run.end {
+            End::Closed(p) => break Events::Closed(p),
+            End::Failed { at, .. } => break Events::Failed { at, anchor },
+            End::Landed(q) => {
+                // Guesses before q were not element starts.
+                while next < starts.len() && starts[next] < q {
+                    next += 1;
+                }
+                let (r, part) = if next < starts.len() && starts[next] == q {
+                    next += 1;
+                    runs[next - 1].take().expect("each part is taken once")
+                } else {
+                    let mut b = TimelineBuilder::new();
+                    let stop = starts.get(next).copied().unwrap_or(usize::MAX);
+                    let r = array::run(buf, q, After::Comma, stop, level, Some(release), &mut b);
+                    (r, b.finish())
+                };
+                merge::append(&mut joined, part);
+                run = r;
+            }
+        }
+    };
+    *builder = TimelineBuilder::from(joined);
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_need_close_comma_open() {
+        let text = br#"[{"a": "}, {"}, {"b": [{}, {}]},
+  {"c": 1}]"#;
+        // Guesses inside a string (11) and inside a nested array (27), which the parse order
+        // then rejects, and the real element starts (16, 35).
+        assert_eq!(guess_start(text, 0), Some(11));
+        assert_eq!(guess_start(text, 12), Some(16));
+        assert_eq!(guess_start(text, 17), Some(27));
+        assert_eq!(guess_start(text, 28), Some(35));
+        assert_eq!(guess_start(text, 36), None);
+    }
+}

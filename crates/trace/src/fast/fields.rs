@@ -1,0 +1,328 @@
+//! One element of the events array: the keys the analysis reads are located (as byte ranges, so
+//! nothing is copied or decoded twice) and turned into a [`RawEvent`] once the element is complete.
+
+use std::borrow::Cow;
+
+use super::cursor::{Cursor, Strings, Tok, MAX_LEVEL};
+use super::lexeme::{self, Bad};
+use crate::event::{RawEvent, Scalar, TimelineBuilder};
+
+/// What a located value is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    #[default]
+    Missing,
+    Num,
+    /// A number with an exponent, whose text serde_json rewrites.
+    NumExp,
+    Str,
+    /// A string with escapes, already checked.
+    Escaped,
+    Other,
+}
+
+/// A value located in the text: a number's text, or a string's bytes between its quotes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Field {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+impl Field {
+    fn str<'a>(&self, buf: &'a [u8]) -> Result<Cow<'a, str>, Bad> {
+        let raw = &buf[self.start..self.end];
+        if self.kind == Kind::Escaped {
+            lexeme::unescape(raw).map(Cow::Owned)
+        } else {
+            std::str::from_utf8(raw).map(Cow::Borrowed).map_err(|_| Bad::Syntax)
+        }
+    }
+
+    /// `ph`, `cat`, `name`: kept when a string.
+    fn text<'a>(&self, buf: &'a [u8]) -> Result<Option<Cow<'a, str>>, Bad> {
+        match self.kind {
+            Kind::Str => match known(&buf[self.start..self.end]) {
+                Some(k) => Ok(Some(Cow::Borrowed(k))),
+                None => self.str(buf).map(Some),
+            },
+            Kind::Escaped => self.str(buf).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn scalar<'a>(&self, buf: &'a [u8]) -> Result<Scalar<'a>, Bad> {
+        Ok(match self.kind {
+            Kind::Missing => Scalar::Missing,
+            Kind::Num => Scalar::Num(Cow::Borrowed(number_str(&buf[self.start..self.end]))),
+            Kind::NumExp => Scalar::Num(lexeme::number_text(number_str(&buf[self.start..self.end]))),
+            Kind::Str | Kind::Escaped => Scalar::Str(self.str(buf)?),
+            Kind::Other => Scalar::Other,
+        })
+    }
+}
+
+/// The text of a number field.
+#[inline]
+fn number_str(raw: &[u8]) -> &str {
+    debug_assert!(raw.is_ascii());
+    // SAFETY: number fields are only made from text that `lexeme::number` accepted, which is ASCII
+    // digits, signs, `.`, `e` and `E`; ASCII is UTF-8. (`str::from_utf8` here cost 5% of a run.)
+    unsafe { std::str::from_utf8_unchecked(raw) }
+}
+
+/// The located values of one event.
+#[derive(Debug, Default)]
+struct Fields {
+    ph: Field,
+    cat: Field,
+    name: Field,
+    pid: Field,
+    tid: Field,
+    ts: Field,
+    dur: Field,
+    device: Field,
+    stream: Field,
+    correlation: Field,
+}
+
+/// A key of up to 7 bytes as an integer (its bytes and its length), to match keys without
+/// comparing slices; longer keys map to a value no short key has.
+#[inline]
+const fn word(key: &[u8]) -> u64 {
+    if key.len() > 7 {
+        return u64::MAX;
+    }
+    let mut w = (key.len() as u64) << 56;
+    let mut i = 0;
+    while i < key.len() {
+        w |= (key[i] as u64) << (8 * i);
+        i += 1;
+    }
+    w
+}
+
+const PH: u64 = word(b"ph");
+const CAT: u64 = word(b"cat");
+const NAME: u64 = word(b"name");
+const PID: u64 = word(b"pid");
+const TID: u64 = word(b"tid");
+const TS: u64 = word(b"ts");
+const DUR: u64 = word(b"dur");
+const ARGS: u64 = word(b"args");
+const DEVICE: u64 = word(b"device");
+const STREAM: u64 = word(b"stream");
+
+/// [`word`] of `buf[start..end]`, with one load where the buffer allows.
+#[inline]
+fn word_at(buf: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    match buf.get(start..start + 8) {
+        Some(chunk) if len <= 7 => {
+            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            (w & ((1u64 << (8 * len)) - 1)) | ((len as u64) << 56)
+        }
+        _ => word(&buf[start..end]),
+    }
+}
+
+/// A key: its [`word`], and its decoded bytes when it had escapes.
+struct Key {
+    word: u64,
+    start: usize,
+    end: usize,
+    decoded: Option<Vec<u8>>,
+}
+
+impl Key {
+    fn bytes<'k>(&'k self, buf: &'k [u8]) -> &'k [u8] {
+        self.decoded.as_deref().unwrap_or(&buf[self.start..self.end])
+    }
+}
+
+/// Common values of `ph` and `cat`, which need no UTF-8 check.
+fn known(raw: &[u8]) -> Option<&'static str> {
+    Some(match raw {
+        b"X" => "X",
+        b"f" => "f",
+        b"s" => "s",
+        b"i" => "i",
+        b"M" => "M",
+        b"kernel" => "kernel",
+        b"cpu_op" => "cpu_op",
+        b"ac2g" => "ac2g",
+        b"cuda_runtime" => "cuda_runtime",
+        b"cuda_driver" => "cuda_driver",
+        b"gpu_memcpy" => "gpu_memcpy",
+        b"gpu_memset" => "gpu_memset",
+        b"user_annotation" => "user_annotation",
+        b"gpu_user_annotation" => "gpu_user_annotation",
+        b"python_function" => "python_function",
+        _ => return None,
+    })
+}
+
+impl<'a> Cursor<'a> {
+    /// A key whose opening quote is at `open`.
+    #[inline(always)]
+    fn key(&mut self, open: usize) -> Result<Key, Bad> {
+        let (p, c) = self.tok()?;
+        if c == b'"' {
+            return Ok(Key { word: word_at(self.buf, open + 1, p), start: open + 1, end: p, decoded: None });
+        }
+        // An escape (or a control character, which fails): the slow way.
+        let s = self.string_from(open, (p, c))?;
+        let decoded = lexeme::unescape(s.raw)?.into_bytes();
+        Ok(Key { word: word(&decoded), start: 0, end: 0, decoded: Some(decoded) })
+    }
+
+    /// Locates the value whose first position is `v`; `level` is its nesting level as a container.
+    #[inline(always)]
+    fn field(&mut self, v: Tok, level: u32) -> Result<Field, Bad> {
+        let (p, c) = v;
+        match c {
+            b'"' => {
+                let s = self.string(p)?;
+                let kind = if s.escaped {
+                    // Checked now: a later duplicate key may replace it, but serde decodes it.
+                    lexeme::unescape(s.raw)?;
+                    Kind::Escaped
+                } else {
+                    Kind::Str
+                };
+                Ok(Field { kind, start: p + 1, end: p + 1 + s.raw.len() })
+            }
+            b'-' | b'0'..=b'9' => {
+                let (end, exponent) = lexeme::number(self.buf, p)?;
+                Ok(Field { kind: if exponent { Kind::NumExp } else { Kind::Num }, start: p, end })
+            }
+            _ => self.skip(v, level, Strings::Decoded).map(|_| Field { kind: Kind::Other, start: p, end: p }),
+        }
+    }
+
+    /// One element of the events array, whose first position is `first`, pushed to `builder`;
+    /// returns the end of its text (exclusive). `level` is its nesting level as an object.
+    pub(crate) fn element(
+        &mut self,
+        first: Tok,
+        level: u32,
+        builder: &mut TimelineBuilder,
+    ) -> Result<usize, Bad> {
+        let (start, c) = first;
+        if c != b'{' {
+            let end = self.skip(first, level, Strings::Decoded)?;
+            self.check_utf8(start, end)?;
+            builder.push_non_object();
+            return Ok(end);
+        }
+        if level >= MAX_LEVEL {
+            return Err(Bad::Syntax);
+        }
+        let mut f = Fields::default();
+        let (mut q, mut c) = self.tok()?;
+        let close = if c == b'}' {
+            q
+        } else {
+            loop {
+                if c != b'"' {
+                    return Err(Bad::Syntax);
+                }
+                let key = self.key(q)?;
+                self.expect(b':')?;
+                let v = self.tok()?;
+                let inner = level + 1;
+                match key.word {
+                    PH => f.ph = self.field(v, inner)?,
+                    CAT => f.cat = self.field(v, inner)?,
+                    NAME => f.name = self.field(v, inner)?,
+                    PID => f.pid = self.field(v, inner)?,
+                    TID => f.tid = self.field(v, inner)?,
+                    TS => f.ts = self.field(v, inner)?,
+                    DUR => f.dur = self.field(v, inner)?,
+                    ARGS => self.args(v, inner, &mut f)?,
+                    _ => drop(self.skip(v, inner, Strings::Decoded)?),
+                }
+                match self.tok()? {
+                    (_, b',') => (q, c) = self.tok()?,
+                    (p, b'}') => break p,
+                    _ => return Err(Bad::Syntax),
+                }
+            }
+        };
+        self.check_utf8(start, close + 1)?;
+        let buf = self.buf;
+        builder.push(&RawEvent {
+            ph: f.ph.text(buf)?,
+            cat: f.cat.text(buf)?,
+            name: f.name.text(buf)?,
+            pid: f.pid.scalar(buf)?,
+            tid: f.tid.scalar(buf)?,
+            ts: f.ts.scalar(buf)?,
+            dur: f.dur.scalar(buf)?,
+            device: f.device.scalar(buf)?,
+            stream: f.stream.scalar(buf)?,
+            correlation: f.correlation.scalar(buf)?,
+        });
+        Ok(close + 1)
+    }
+
+    /// `args`: only `device`, `stream` and `correlation` are kept; a later `args` replaces an
+    /// earlier one, as in a JSON map.
+    fn args(&mut self, v: Tok, level: u32, f: &mut Fields) -> Result<(), Bad> {
+        f.device = Field::default();
+        f.stream = Field::default();
+        f.correlation = Field::default();
+        if v.1 != b'{' {
+            return self.skip(v, level, Strings::Decoded).map(drop);
+        }
+        if level >= MAX_LEVEL {
+            return Err(Bad::Syntax);
+        }
+        let (mut q, mut c) = self.tok()?;
+        if c == b'}' {
+            return Ok(());
+        }
+        loop {
+            if c != b'"' {
+                return Err(Bad::Syntax);
+            }
+            let key = self.key(q)?;
+            self.expect(b':')?;
+            let v = self.tok()?;
+            let inner = level + 1;
+            match key.word {
+                DEVICE => f.device = self.field(v, inner)?,
+                STREAM => f.stream = self.field(v, inner)?,
+                u64::MAX if key.bytes(self.buf) == b"correlation" => f.correlation = self.field(v, inner)?,
+                _ => drop(self.skip(v, inner, Strings::Decoded)?),
+            }
+            match self.tok()? {
+                (_, b',') => (q, c) = self.tok()?,
+                (_, b'}') => return Ok(()),
+                _ => return Err(Bad::Syntax),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_tell_keys_apart() {
+        let keys: [&[u8]; 11] =
+            [b"ph", b"cat", b"name", b"pid", b"tid", b"ts", b"dur", b"args", b"device", b"stream", b""];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(word(a), word(b));
+            }
+        }
+        assert_eq!(word(b"correlation"), u64::MAX);
+        assert_ne!(word(b"ph\0"), PH, "a NUL byte is a different key");
+        let text = b"\"ph\": \"cat\"\"device\"";
+        assert_eq!(word_at(text, 1, 3), PH);
+        assert_eq!(word_at(text, 7, 10), CAT);
+        assert_eq!(word_at(text, 12, 18), DEVICE, "near the end: no eight-byte load");
+    }
+}
