@@ -6,5 +6,6 @@ mod util;
 mod analyze;
 mod compare;
 mod oracle;
+mod parsers;
 mod ranks;
 mod reports;

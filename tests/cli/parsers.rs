@@ -1,0 +1,148 @@
+//! The fast parser against the serde reference parser: identical timelines (records, order,
+//! strings, counts, metadata, truncation) on every trace of the corpus and on variants made from
+//! each (decompressed, cut short at several places, a bare array of events), through the library
+//! and through `launchguard analyze --parser fast|simple --format json`.
+
+use std::fmt::Write;
+use std::io::Write as _;
+use std::path::Path;
+
+use launchguard_trace::{read_with, Parser, Trace};
+
+use crate::util::*;
+
+/// Everything a read gives, with string ids resolved, as text to compare.
+fn summary(result: &Result<Trace, launchguard_trace::TraceError>) -> String {
+    let trace = match result {
+        Ok(t) => t,
+        Err(e) => return format!("error: {e}"),
+    };
+    let t = &trace.timeline;
+    let s = |id: u32| t.strings.get(id);
+    let mut out = format!(
+        "truncated: {:?}\nevents {} skipped {:?}\nmeta {:?}\n",
+        trace.truncated, t.events, t.skipped, t.meta
+    );
+    let strings: Vec<&str> = (0..t.strings.len() as u32).map(s).collect();
+    let _ = writeln!(out, "strings {strings:?}");
+    for a in &t.activities {
+        let _ = writeln!(
+            out,
+            "A {} {} {} {} {} {:?} {:?}",
+            s(a.device),
+            s(a.stream),
+            s(a.name),
+            a.start,
+            a.end,
+            a.correlation,
+            a.kind
+        );
+    }
+    for l in &t.launches {
+        let _ = writeln!(out, "L {:?} {} {} {} {:?}", l.api, s(l.thread), l.start, l.end, l.correlation);
+    }
+    for a in &t.annotations {
+        let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
+    }
+    out
+}
+
+/// Both parsers on one file; returns the reference's summary.
+#[track_caller]
+fn agree(path: &Path) -> String {
+    let simple = summary(&read_with(path, Parser::Simple));
+    let fast = summary(&read_with(path, Parser::Fast));
+    if simple != fast {
+        let line = simple.lines().zip(fast.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "{}: the parsers disagree at line {line}:\n  simple: {}\n  fast:   {}",
+            path.display(),
+            simple.lines().nth(line).unwrap_or("<end>"),
+            fast.lines().nth(line).unwrap_or("<end>"),
+        );
+    }
+    simple
+}
+
+fn decompress(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut out).unwrap();
+        out
+    } else {
+        bytes
+    }
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn every_corpus_trace_reads_the_same() {
+    let traces = shared_traces();
+    for path in &traces {
+        let s = agree(path);
+        assert!(s.contains("events "), "{}", path.display());
+    }
+    if !traces.is_empty() {
+        assert!(traces.len() >= 17, "the corpus shrank: {} traces", traces.len());
+    }
+}
+
+/// Variants are made of the traces up to this size (decompressed), which keeps the test to seconds
+/// in a debug build; every trace of the corpus is compared whole above.
+const VARIANT_MAX_BYTES: usize = 12 << 20;
+
+#[test]
+fn variants_read_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut truncated = 0;
+    for path in shared_traces() {
+        let text = decompress(&path);
+        if text.len() > VARIANT_MAX_BYTES {
+            continue;
+        }
+        let stem = path.file_name().unwrap().to_string_lossy().replace(".json.gz", "");
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(format!("{stem}.{name}"));
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        // Plain, mapped and read in parallel parts.
+        agree(&write("json", &text));
+        // Cut short inside the events, near the end, and inside the footer; plain and gzip.
+        for cut in [text.len() / 10, text.len() / 2, text.len() - 40, text.len() - 1] {
+            let s = agree(&write(&format!("cut{cut}.json"), &text[..cut]));
+            truncated += s.starts_with("truncated: Some") as u32;
+        }
+        agree(&write("cut.json.gz", &gzip(&text[..text.len() * 9 / 10])));
+        // The gzip stream itself cut short.
+        let gz = std::fs::read(&path).unwrap();
+        agree(&write("gzcut.json.gz", &gz[..gz.len() * 2 / 3]));
+        // A bare array of the same events.
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        if let Some(events) = v.get("traceEvents") {
+            let bare = serde_json::to_vec_pretty(events).unwrap();
+            agree(&write("bare.json", &bare));
+            agree(&write("bare.json.gz", &gzip(&bare)));
+        }
+    }
+    if shared_dir().is_some() {
+        assert!(truncated > 10, "only {truncated} cut files were read as truncated");
+    }
+}
+
+#[test]
+fn analyze_output_is_the_same_with_either_parser() {
+    for path in shared_traces() {
+        let (code_fast, fast) = analyze_json(&path, &["--parser", "fast"]);
+        let (code_simple, simple) = analyze_json(&path, &["--parser", "simple"]);
+        assert_eq!(code_fast, code_simple, "{}", path.display());
+        assert_eq!(fast, simple, "{}", path.display());
+        assert_eq!(fast["schema"], "launchguard.analysis/1");
+    }
+}
