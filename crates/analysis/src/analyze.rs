@@ -177,17 +177,36 @@ fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, th: &Thresholds) -> 
     }
 }
 
-fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> Vec<Device> {
-    let mut by_device: BTreeMap<(i64, String), (u32, Vec<&GpuActivity>)> = BTreeMap::new();
-    for a in &t.activities {
-        by_device
-            .entry(label_key(t.strings.get(a.device)))
-            .or_insert_with(|| (a.device, Vec::new()))
-            .1
-            .push(a);
+/// Groups activities by the label that `label` picks, in label order (numeric labels by value),
+/// keeping file order inside a group. Labels are compared once per distinct string, not once per
+/// activity: on traces of hundreds of thousands of kernels that comparison dominated the analysis.
+fn group_by_label<'t>(
+    t: &Timeline,
+    acts: impl IntoIterator<Item = &'t GpuActivity>,
+    label: impl Fn(&GpuActivity) -> u32,
+) -> Vec<(u32, Vec<&'t GpuActivity>)> {
+    let mut keys: BTreeMap<(i64, String), usize> = BTreeMap::new();
+    let mut group_of_id: Vec<Option<usize>> = vec![None; t.strings.len()];
+    let mut groups: Vec<(u32, Vec<&GpuActivity>)> = Vec::new();
+    for a in acts {
+        let id = label(a);
+        let g = *group_of_id[id as usize].get_or_insert_with(|| {
+            let next = groups.len();
+            let g = *keys.entry(label_key(t.strings.get(id))).or_insert(next);
+            if g == next {
+                groups.push((id, Vec::new()));
+            }
+            g
+        });
+        groups[g].1.push(a);
     }
-    by_device
-        .into_values()
+    let mut groups: Vec<Option<_>> = groups.into_iter().map(Some).collect();
+    keys.into_values().map(|g| groups[g].take().expect("each group once")).collect()
+}
+
+fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> Vec<Device> {
+    group_by_label(t, &t.activities, |a| a.device)
+        .into_iter()
         .filter_map(|(device, acts)| {
             let w = windows.map(|w| device_windows(w, device));
             let acts: Vec<&GpuActivity> = match w {
@@ -197,13 +216,9 @@ fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> V
             if acts.is_empty() {
                 return None;
             }
-            let mut by_stream: BTreeMap<(i64, String), Vec<&GpuActivity>> = BTreeMap::new();
-            for a in &acts {
-                by_stream.entry(label_key(t.strings.get(a.stream))).or_default().push(a);
-            }
-            let streams = by_stream
-                .into_values()
-                .map(|s| Stream {
+            let streams = group_by_label(t, acts.iter().copied(), |a| a.stream)
+                .into_iter()
+                .map(|(_, s)| Stream {
                     stream: t.strings.get(s[0].stream).to_string(),
                     figures: figures(&s, w, th),
                 })
