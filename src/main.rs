@@ -8,10 +8,24 @@ mod outputs;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // Usage errors in one line too, like every other error.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("launchguard: {} (see --help)", first.trim());
+            return ExitCode::from(2);
+        }
+    };
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -4,6 +4,7 @@
 mod util;
 
 mod analyze;
+mod check;
 mod compare;
 mod oracle;
 mod parsers;
