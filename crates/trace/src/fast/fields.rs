@@ -29,36 +29,41 @@ struct Field {
     end: usize,
 }
 
+/// Turning a field into text cannot fail: escaped strings were decoded when read, and the element
+/// was checked as UTF-8 before its fields are taken; the empty fallbacks are never reached.
 impl Field {
-    fn str<'a>(&self, buf: &'a [u8]) -> Result<Cow<'a, str>, Bad> {
+    #[inline]
+    fn str<'a>(&self, buf: &'a [u8]) -> Cow<'a, str> {
         let raw = &buf[self.start..self.end];
         if self.kind == Kind::Escaped {
-            lexeme::unescape(raw).map(Cow::Owned)
+            Cow::Owned(lexeme::unescape(raw).unwrap_or_default())
         } else {
-            std::str::from_utf8(raw).map(Cow::Borrowed).map_err(|_| Bad::Syntax)
+            Cow::Borrowed(std::str::from_utf8(raw).unwrap_or_default())
         }
     }
 
     /// `ph`, `cat`, `name`: kept when a string.
-    fn text<'a>(&self, buf: &'a [u8]) -> Result<Option<Cow<'a, str>>, Bad> {
+    #[inline]
+    fn text<'a>(&self, buf: &'a [u8]) -> Option<Cow<'a, str>> {
         match self.kind {
-            Kind::Str => match known(&buf[self.start..self.end]) {
-                Some(k) => Ok(Some(Cow::Borrowed(k))),
-                None => self.str(buf).map(Some),
-            },
-            Kind::Escaped => self.str(buf).map(Some),
-            _ => Ok(None),
+            Kind::Str => Some(match known(&buf[self.start..self.end]) {
+                Some(k) => Cow::Borrowed(k),
+                None => self.str(buf),
+            }),
+            Kind::Escaped => Some(self.str(buf)),
+            _ => None,
         }
     }
 
-    fn scalar<'a>(&self, buf: &'a [u8]) -> Result<Scalar<'a>, Bad> {
-        Ok(match self.kind {
+    #[inline]
+    fn scalar<'a>(&self, buf: &'a [u8]) -> Scalar<'a> {
+        match self.kind {
             Kind::Missing => Scalar::Missing,
             Kind::Num => Scalar::Num(Cow::Borrowed(number_str(&buf[self.start..self.end]))),
             Kind::NumExp => Scalar::Num(lexeme::number_text(number_str(&buf[self.start..self.end]))),
-            Kind::Str | Kind::Escaped => Scalar::Str(self.str(buf)?),
+            Kind::Str | Kind::Escaped => Scalar::Str(self.str(buf)),
             Kind::Other => Scalar::Other,
-        })
+        }
     }
 }
 
@@ -252,16 +257,16 @@ impl<'a> Cursor<'a> {
         self.check_utf8(start, close + 1)?;
         let buf = self.buf;
         builder.push(&RawEvent {
-            ph: f.ph.text(buf)?,
-            cat: f.cat.text(buf)?,
-            name: f.name.text(buf)?,
-            pid: f.pid.scalar(buf)?,
-            tid: f.tid.scalar(buf)?,
-            ts: f.ts.scalar(buf)?,
-            dur: f.dur.scalar(buf)?,
-            device: f.device.scalar(buf)?,
-            stream: f.stream.scalar(buf)?,
-            correlation: f.correlation.scalar(buf)?,
+            ph: f.ph.text(buf),
+            cat: f.cat.text(buf),
+            name: f.name.text(buf),
+            pid: f.pid.scalar(buf),
+            tid: f.tid.scalar(buf),
+            ts: f.ts.scalar(buf),
+            dur: f.dur.scalar(buf),
+            device: f.device.scalar(buf),
+            stream: f.stream.scalar(buf),
+            correlation: f.correlation.scalar(buf),
         });
         Ok(close + 1)
     }

@@ -42,13 +42,12 @@ fn element_level(bare: bool) -> u32 {
 pub(crate) fn parse_mapped(map: &memmap2::Mmap, builder: &mut TimelineBuilder) -> Outcome {
     const PAGE: usize = 4096;
     let release = |start: usize, end: usize| {
-        let (start, end) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
-        if end > start {
+        let (from, to) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
+        if to > from {
             // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
             // pages hold the file's bytes again when read (the bytes do not change under a
             // borrow). Only whole pages already parsed are dropped; a failure is harmless.
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
         }
     };
     parse_slice(map, &release, builder)
