@@ -3,6 +3,7 @@
 use crate::check::{Check, Status};
 use crate::config::{LaunchStatistic, Thresholds};
 use crate::model::{Analysis, Device, ReplaySummary};
+use crate::units::human_us;
 
 /// All trace checks of an analysis, in report order.
 pub fn trace_checks(a: &Analysis, th: &Thresholds) -> Vec<Check> {
@@ -86,9 +87,9 @@ fn occupancy_hint(r: &ReplaySummary, d: &Device) -> String {
             "the host runs ahead of the GPU (a launch waits {} p50 before its first kernel) and a replay starts {} after \
              the previous work: the idle time lies in short gaps between kernels inside each replay (longest {}), the \
              graph's own, not launch overhead",
-            fmt_us(r.latency_p50_us.unwrap_or(0.0)),
-            fmt_us(idle_before),
-            fmt_us(d.figures.gaps.max_us)
+            human_us(r.latency_p50_us.unwrap_or(0.0)),
+            human_us(idle_before),
+            human_us(d.figures.gaps.max_us)
         )
     } else {
         "the GPU waits for the host between launches: look at the host cost of each launch and at the gaps"
@@ -100,17 +101,6 @@ fn occupancy_hint(r: &ReplaySummary, d: &Device) -> String {
 /// replay are 2–6 µs apart on an H200).
 const IDLE_BEFORE_SMALL_US: f64 = 20.0;
 
-/// A duration in µs, in the unit that reads best.
-fn fmt_us(us: f64) -> String {
-    if us >= 1_000_000.0 {
-        format!("{:.2} s", us / 1_000_000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} µs")
-    }
-}
-
 fn gaps(devices: &[Device], th: &Thresholds) -> Check {
     let d = worst(devices, |d| -(d.figures.gaps.over_threshold as f64));
     let g = &d.figures.gaps;
@@ -120,7 +110,7 @@ fn gaps(devices: &[Device], th: &Thresholds) -> Check {
         d.device,
         g.over_threshold,
         th.gap_us,
-        fmt_us(g.max_us),
+        human_us(g.max_us),
         th.max_gaps
     );
     Check::new("gaps", status, Some(g.over_threshold as f64), Some(th.max_gaps as f64), msg)

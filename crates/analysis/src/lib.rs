@@ -14,6 +14,7 @@ pub mod intervals;
 pub mod model;
 pub mod model_ranks;
 pub mod ranks;
+pub mod units;
 
 pub use analyze::{analyze, analyze_timeline, Options};
 pub use check::{Check, Status, Verdict};

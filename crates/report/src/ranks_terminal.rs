@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use launchguard_analysis::model_ranks::{RankFigures, RanksAnalysis, Skew};
-use launchguard_analysis::Status;
 
 use crate::terminal::{human_bytes, human_us};
 
@@ -181,22 +180,7 @@ pub fn render(r: &RanksAnalysis) -> String {
     let _ = writeln!(out, "{:<13}rank {}", "worst rank", r.across.worst_rank);
     out.push('\n');
 
-    if !r.checks.is_empty() {
-        let _ = writeln!(out, "checks across ranks");
-        for c in &r.checks {
-            let tag = match c.status {
-                Status::Pass => "pass",
-                Status::Warn => "WARN",
-                Status::Fail => "FAIL",
-                Status::Skip => "skip",
-            };
-            let _ = writeln!(out, "  {tag}  {:<20} {}", c.id, c.message);
-            if let (Some(h), true) = (&c.hint, c.status >= Status::Warn) {
-                let _ = writeln!(out, "        {:<20} hint: {h}", "");
-            }
-        }
-        out.push('\n');
-    }
+    crate::terminal::checks_section_titled(&mut out, "checks across ranks", &r.checks);
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }

@@ -19,7 +19,7 @@ impl Export for Terminal {
         if !view.phases.is_empty() {
             phases_section(&mut out, view);
         }
-        checks_section(&mut out, view.checks);
+        checks_section_titled(&mut out, "checks", view.checks);
         if let Some(a) = view.analysis {
             for w in &a.warnings {
                 let _ = writeln!(out, "warning: {w}");
@@ -34,32 +34,7 @@ impl Export for Terminal {
     }
 }
 
-/// A byte count for people.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u + 1 < UNITS.len() {
-        v /= 1000.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// A duration given in µs, in the unit that reads best.
-pub fn human_us(us: f64) -> String {
-    if us.abs() >= 1_000_000.0 {
-        format!("{:.2} s", us / 1_000_000.0)
-    } else if us.abs() >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} µs")
-    }
-}
+pub use launchguard_analysis::units::{human_bytes, human_us};
 
 fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
@@ -194,11 +169,12 @@ fn phases_section(out: &mut String, view: &View<'_>) {
     out.push('\n');
 }
 
-fn checks_section(out: &mut String, checks: &[Check]) {
+/// The checks as lines under `title`, hints under the checks that warn or fail.
+pub(crate) fn checks_section_titled(out: &mut String, title: &str, checks: &[Check]) {
     if checks.is_empty() {
         return;
     }
-    let _ = writeln!(out, "checks");
+    let _ = writeln!(out, "{title}");
     for c in checks {
         let tag = match c.status {
             Status::Pass => "pass",
