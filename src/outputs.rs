@@ -36,7 +36,11 @@ pub fn emit(
     Ok(())
 }
 
-pub(crate) fn write_reports(view: &View<'_>, reports: &ReportArgs, trace: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn write_reports(
+    view: &View<'_>,
+    reports: &ReportArgs,
+    trace: Option<&Path>,
+) -> anyhow::Result<()> {
     let annotate = match (&reports.annotate_trace, trace) {
         (Some(path), Some(input)) => Some((
             path,

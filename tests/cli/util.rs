@@ -52,7 +52,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 pub fn analyze_json(path: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let out = launchguard().arg("analyze").arg(path).args(["--format", "json"]).args(extra).output().unwrap();
     let code = out.status.code().unwrap_or(-1);
-    let v = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("analyze {} gave no JSON ({e}): {}", path.display(), String::from_utf8_lossy(&out.stderr)));
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("analyze {} gave no JSON ({e}): {}", path.display(), String::from_utf8_lossy(&out.stderr))
+    });
     (code, v)
 }

@@ -47,7 +47,8 @@ pub(crate) fn parse_mapped(map: &memmap2::Mmap, builder: &mut TimelineBuilder) -
             // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
             // pages hold the file's bytes again when read (the bytes do not change under a
             // borrow). Only whole pages already parsed are dropped; a failure is harmless.
-            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
         }
     };
     parse_slice(map, &release, builder)
