@@ -7,6 +7,7 @@
 #             GPU 0 and GPU 1; on GPU 1: check with every report, injected delays, qwen3-0.6b,
 #             and the ATOM test's wall time beside check's (if .device-carry/atom/ has it)
 #   quick   – check reference and tiny once each (JSON kept)
+#   baseline – check --save-baseline, then --baseline healthy and with 10 µs injected
 #   four    – (4 GPUs) tp 2 beside a second reference ladder and quick, then tp 4
 #   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
 # Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
@@ -62,6 +63,13 @@ quick() {
   run check-tiny check --preset tiny --json "$E/check-tiny.json"
 }
 
+# baseline: a reference baseline saved, then compared with a healthy run and with +10 µs per launch.
+baseline() {
+  run check-save-baseline check --preset reference --save-baseline "$E/reference-baseline.json"
+  run check-vs-baseline check --preset reference --baseline "$E/reference-baseline.json"
+  run check-delay10-vs-baseline check --preset reference --inject-delay-us 10 --baseline "$E/reference-baseline.json"
+}
+
 tp() {
   local n=$1
   run "check-tp$n" check --tp "$n" --timeout 120 --json "$E/check-tp$n.json" --keep-trace "$E/tp$n.rank{rank}.json"
@@ -111,6 +119,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     single) single; shift ;;
     quick) quick; shift ;;
+    baseline) baseline; shift ;;
     four) four; shift ;;
     tp) tp "$2"; shift 2 ;;
     *) echo "unknown scenario $1"; exit 2 ;;

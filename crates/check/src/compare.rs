@@ -248,7 +248,8 @@ pub fn differences(baseline: &CheckReport, current: &CheckReport) -> Vec<Differe
     add("hip", text(&bi.hip), text(&ci.hip), true);
     add("driver", text(&bi.driver), text(&ci.driver), true);
     add("tp", baseline.tp.to_string(), current.tp.to_string(), true);
-    add("inject_delay_us", baseline.inject_delay_us.to_string(), current.inject_delay_us.to_string(), true);
+    // Noted, not blocking: an injected delay is what a comparison of the guard itself must catch.
+    add("inject_delay_us", baseline.inject_delay_us.to_string(), current.inject_delay_us.to_string(), false);
     add(
         "launchguard_version",
         baseline.launchguard_version.clone(),
@@ -874,7 +875,10 @@ mod tests {
         cur.inventory.as_mut().unwrap().torch = Some("2.12.0+cu130".into());
         let fields: Vec<String> =
             differences(&base, &cur).into_iter().filter(|d| d.blocking).map(|d| d.field).collect();
-        assert_eq!(fields, ["workload.layers", "torch", "inject_delay_us"]);
+        assert_eq!(fields, ["workload.layers", "torch"]);
+        let noted: Vec<String> =
+            differences(&base, &cur).into_iter().filter(|d| !d.blocking).map(|d| d.field).collect();
+        assert!(noted.contains(&"inject_delay_us".to_string()), "{noted:?}");
     }
 
     #[test]
