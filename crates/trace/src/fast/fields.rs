@@ -198,7 +198,7 @@ impl<'a> Cursor<'a> {
                 Ok(Field { kind, start: p + 1, end: p + 1 + s.raw.len() })
             }
             b'-' | b'0'..=b'9' => {
-                let (end, exponent) = lexeme::number(self.buf, p)?;
+                let (end, exponent) = lexeme::number_with_exponent(self.buf, p)?;
                 Ok(Field { kind: if exponent { Kind::NumExp } else { Kind::Num }, start: p, end })
             }
             _ => self.skip(v, level, Strings::Decoded).map(|_| Field { kind: Kind::Other, start: p, end: p }),

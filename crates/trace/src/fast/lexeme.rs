@@ -53,14 +53,48 @@ fn digits(buf: &[u8], mut i: usize) -> usize {
 }
 
 /// The end of the JSON number that starts at `start` (`-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`).
-#[inline]
+#[inline(always)]
 pub(crate) fn number_end(buf: &[u8], start: usize) -> Result<usize, Bad> {
-    number(buf, start).map(|(end, _)| end)
+    match small_int_end(buf, start) {
+        Some(end) => Ok(end),
+        None => number(buf, start).map(|(end, _)| end),
+    }
+}
+
+/// The end of an integer of one to three digits followed by a delimiter (most numbers in a
+/// trace's `args`: `0`, `7`, `44`, `256`), without the general path's call; `None` for anything
+/// else, which the general path then reads.
+#[inline(always)]
+fn small_int_end(buf: &[u8], start: usize) -> Option<usize> {
+    let s: &[u8; 4] = buf.get(start..start + 4)?.try_into().ok()?;
+    let digit = |b: u8| b.is_ascii_digit();
+    if !digit(s[0]) {
+        return None;
+    }
+    if ends_scalar(s[1]) {
+        return Some(start + 1);
+    }
+    if s[0] == b'0' || !digit(s[1]) {
+        return None;
+    }
+    if ends_scalar(s[2]) {
+        return Some(start + 2);
+    }
+    (digit(s[2]) && ends_scalar(s[3])).then_some(start + 3)
 }
 
 /// [`number_end`], and whether the number has an exponent.
-#[inline]
-pub(crate) fn number(buf: &[u8], start: usize) -> Result<(usize, bool), Bad> {
+#[inline(always)]
+pub(crate) fn number_with_exponent(buf: &[u8], start: usize) -> Result<(usize, bool), Bad> {
+    match small_int_end(buf, start) {
+        Some(end) => Ok((end, false)),
+        None => number(buf, start),
+    }
+}
+
+/// The general path of [`number_with_exponent`].
+#[inline(never)]
+fn number(buf: &[u8], start: usize) -> Result<(usize, bool), Bad> {
     let s = &buf[start..];
     // Missing digits at the end of the buffer may still come; elsewhere they are an error.
     let missing = |j: usize| if j == s.len() { Bad::Eof } else { Bad::Syntax };
@@ -258,6 +292,19 @@ mod tests {
         {
             let v: serde_json::Value = serde_json::from_str(text).unwrap();
             assert_eq!(number_text(text), v.to_string(), "{text}");
+        }
+    }
+
+    #[test]
+    fn small_integers_take_the_short_path_only_when_they_end() {
+        for (text, end) in
+            [("0,", Some(1)), ("7]", Some(1)), ("44 ", Some(2)), ("256}", Some(3)), ("2561,", None)]
+        {
+            let text = format!("{text}xxxx");
+            assert_eq!(small_int_end(text.as_bytes(), 0), end, "{text}");
+        }
+        for text in ["01,xx", "0.5,x", "1.5,x", "-1,xx", "1e5,x", "12a,x", "1"] {
+            assert_eq!(small_int_end(text.as_bytes(), 0), None, "{text}");
         }
     }
 
