@@ -61,13 +61,16 @@ fn occupancy(devices: &[Device], replays: &ReplaySummary, th: &Thresholds) -> Ch
     } else {
         Status::Pass
     };
+    let limits = if th.occupancy_fail > 0.0 {
+        format!("fail below {:.0}%, warn below {:.0}%", th.occupancy_fail * 100.0, th.occupancy_warn * 100.0)
+    } else {
+        format!("never fails; warns below {:.0}%", th.occupancy_warn * 100.0)
+    };
     let msg = format!(
-        "GPU {} busy {:.1}% of a {:.1} ms window (fail below {:.0}%, warn below {:.0}%)",
+        "GPU {} busy {:.1}% of a {:.1} ms window ({limits})",
         d.device,
         occ * 100.0,
         d.figures.window_us / 1000.0,
-        th.occupancy_fail * 100.0,
-        th.occupancy_warn * 100.0
     );
     let check = Check::new("occupancy", status, Some(occ), Some(th.occupancy_fail), msg);
     if status == Status::Pass {

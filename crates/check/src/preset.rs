@@ -100,9 +100,11 @@ pub const REFERENCE_KERNELS: f64 = 44.0;
 /// - Launch duration: a traced graph launch costs time per node under CUPTI (a 308-kernel graph's
 ///   launch lasts ~740–830 µs on a healthy H200), so the limit scales with the kernels per replay
 ///   relative to the reference graph, never below the configured limit.
-/// - Occupancy: a launch-bound graph sits near 0.80 profiled occupancy when healthy (0.796–0.834 for
-///   graphs of 10–22 kernels on the H200): the ATOM limits would flap, so the `tiny` preset judges
-///   occupancy at 0.60 / 0.70 and leaves detection to the launch-headroom check, which is made for it.
+/// - Occupancy: under the profiler a launch of the `tiny` graph costs the host 20–33 µs (CUPTI's own
+///   overhead) against 35 µs of GPU time, so its profiled occupancy measures the profiler: healthy
+///   H200 runs gave 54%, 70%, 77%, 78–84% (the ground truth's sweep: 0.80–0.83). `tiny` therefore
+///   only warns on occupancy (below 0.60) and never fails on it; it detects overhead with the
+///   launch-headroom check, measured with the profiler off, which is what it is made for.
 pub fn adjust_thresholds(
     preset: &str,
     kernels_per_replay: Option<u64>,
@@ -114,8 +116,8 @@ pub fn adjust_thresholds(
         th.launch_fail_us *= (k as f64 / REFERENCE_KERNELS).max(1.0);
     }
     if preset == "tiny" && !user_set_occupancy {
-        th.occupancy_fail = 0.60;
-        th.occupancy_warn = 0.70;
+        th.occupancy_fail = 0.0;
+        th.occupancy_warn = 0.60;
     }
     th
 }
@@ -139,7 +141,8 @@ mod tests {
         assert_eq!(adjust_thresholds("reference", Some(44), &th, false).launch_fail_us, 150.0);
         assert_eq!(adjust_thresholds("tiny", Some(11), &th, false).launch_fail_us, 150.0);
         assert_eq!(adjust_thresholds("qwen3-0.6b", Some(308), &th, false).launch_fail_us, 1050.0);
-        assert_eq!(adjust_thresholds("tiny", None, &th, false).occupancy_fail, 0.60);
+        assert_eq!(adjust_thresholds("tiny", None, &th, false).occupancy_fail, 0.0);
+        assert_eq!(adjust_thresholds("tiny", None, &th, false).occupancy_warn, 0.60);
         assert_eq!(adjust_thresholds("tiny", None, &th, true).occupancy_fail, 0.80);
     }
 }
