@@ -146,3 +146,32 @@ fn analyze_output_is_the_same_with_either_parser() {
         assert_eq!(fast["schema"], "launchguard.analysis/1");
     }
 }
+
+#[test]
+fn random_edits_of_a_real_trace_read_the_same() {
+    let Some(dir) = shared_dir() else { return };
+    let text = decompress(&dir.join("traces/h200/healthy_refresh.json.gz"));
+    let tmp = tempfile::tempdir().unwrap();
+    // A fixed linear congruential sequence: the same edits on every run.
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize % n
+    };
+    let bytes = b"{}[]:,\"\\ \n0123456789.-eEtrufalsn\x01\xff\xc3";
+    for i in 0..40 {
+        let mut doc = text.clone();
+        for _ in 0..1 + next(3) {
+            let at = next(doc.len());
+            let b = bytes[next(bytes.len())];
+            match next(3) {
+                0 => doc.insert(at, b),
+                1 => drop(doc.remove(at)),
+                _ => doc[at] = b,
+            }
+        }
+        let path = tmp.path().join(format!("edit{i}.json"));
+        std::fs::write(&path, &doc).unwrap();
+        agree(&path);
+    }
+}

@@ -42,10 +42,10 @@ pub struct Trace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Parser {
     /// serde_json, event by event: the reference.
-    #[default]
     Simple,
     /// A byte scanner that reads only the keys the analysis needs, on all cores; agrees with
-    /// `Simple` on every trace.
+    /// `Simple` on every trace (tests/cli/parsers.rs), about ten times faster.
+    #[default]
     Fast,
 }
 
