@@ -231,19 +231,13 @@ fn effective_thresholds(
     opts: &Options,
     gpu_us: Option<f64>,
 ) -> launchguard_analysis::config::Thresholds {
-    let mut th = preset::adjust_thresholds(
+    let th = preset::adjust_thresholds(
         &opts.workload.preset,
         a.replay_summary.kernels_mode,
         &opts.config.thresholds,
         opts.user_set_occupancy,
     );
-    if opts.config.check.tp > 1 {
-        // With collectives in the graph a traced launch blocks until the GPU has run the replay
-        // (h200-ground-truth.md, TP=2: launch p50 218 µs on a healthy stack): the limit is the
-        // launch budget on top of the GPU's own time per replay, measured with the profiler off.
-        th.launch_fail_us += gpu_us.unwrap_or(0.0);
-    }
-    th
+    preset::adjust_for_tp(th, opts.config.check.tp, gpu_us, opts.user_set_occupancy)
 }
 
 fn analyze_rank(

@@ -95,6 +95,13 @@ impl Workload {
 /// limit of 150 µs was set for a graph of this size.
 pub const REFERENCE_KERNELS: f64 = 44.0;
 
+/// Occupancy below which a TP > 1 run fails. With collectives in the graph every launch blocks
+/// until the GPU has run the previous replay, so the GPU idles for each launch's latency: healthy
+/// H200 runs sit at 80.6–88% (TP=2) and 81–83% (TP=4) excluding waiting for peers, right at the
+/// ATOM limit of 80%, while 200 µs injected per launch takes them to 60% (docs/evidence/
+/// 2026-11-29-tp-h200.md, 2026-11-29-tp2-h200-final.md). The warning stays at 90%.
+pub const TP_OCCUPANCY_FAIL: f64 = 0.70;
+
 /// Adjusts trace thresholds to the graph being replayed.
 ///
 /// - Launch duration: a traced graph launch costs time per node under CUPTI (a 308-kernel graph's
@@ -122,10 +129,43 @@ pub fn adjust_thresholds(
     th
 }
 
+/// Adjusts trace thresholds to tensor parallelism (`tp > 1`):
+/// - the launch limit sits on top of the GPU's own time per replay (measured with the profiler
+///   off): with collectives in the graph a traced launch blocks until the GPU has run the replay
+///   (h200-ground-truth.md, TP=2: launch p50 218 µs on a healthy stack);
+/// - occupancy fails below [`TP_OCCUPANCY_FAIL`] unless the user set the occupancy limits.
+pub fn adjust_for_tp(
+    mut th: launchguard_analysis::config::Thresholds,
+    tp: u32,
+    gpu_us_per_replay: Option<f64>,
+    user_set_occupancy: bool,
+) -> launchguard_analysis::config::Thresholds {
+    if tp > 1 {
+        th.launch_fail_us += gpu_us_per_replay.unwrap_or(0.0);
+        if !user_set_occupancy {
+            th.occupancy_fail = TP_OCCUPANCY_FAIL;
+        }
+    }
+    th
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use launchguard_analysis::config::Thresholds;
+
+    #[test]
+    fn tensor_parallel_limits_follow_the_measured_stack() {
+        let th = Thresholds::default();
+        // TP=2 on H200s: 52 kernels (scaled limit 177 µs) plus 272.5 µs of GPU time per replay.
+        let scaled = adjust_thresholds("reference", Some(52), &th, false);
+        let tp2 = adjust_for_tp(scaled.clone(), 2, Some(272.5), false);
+        assert!((tp2.launch_fail_us - (150.0 * 52.0 / 44.0 + 272.5)).abs() < 1e-9);
+        assert_eq!(tp2.occupancy_fail, 0.70);
+        assert_eq!(tp2.occupancy_warn, 0.90);
+        assert_eq!(adjust_for_tp(scaled.clone(), 2, Some(272.5), true).occupancy_fail, 0.80);
+        assert_eq!(adjust_for_tp(scaled.clone(), 1, Some(272.5), false), scaled);
+    }
 
     #[test]
     fn every_preset_exists() {
