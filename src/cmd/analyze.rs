@@ -32,16 +32,13 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let trace = read(&paths[0], parser)?;
     let analysis = analyze(&trace, &opts);
     let document = serde_json::to_value(&analysis)?;
-    let view = launchguard_report::View {
-        command: "analyze",
-        verdict: analysis.verdict,
-        reason: None,
-        checks: &analysis.checks,
-        analysis: Some(&analysis),
-        timeline: Some(&trace.timeline),
-        phases: &[],
-        document: &document,
-    };
+    let view = launchguard_report::View::of_analysis(
+        &analysis,
+        &trace.timeline,
+        &analysis.checks,
+        analysis.verdict,
+        &document,
+    );
     outputs::emit(&view, args.format, &args.reports, Some(&paths[0]))?;
     Ok(analysis.verdict.exit_code() as u8)
 }
@@ -108,16 +105,13 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
         .find(|(r, _)| r.rank == result.across.worst_rank)
         .map(|(r, t)| (r, t.trace))
         .context("the worst rank is not among the ranks")?;
-    let view = launchguard_report::View {
-        command: "analyze",
-        verdict: result.verdict,
-        reason: None,
-        checks: &result.checks,
-        analysis: Some(&worst.analysis),
-        timeline: Some(&worst_trace.timeline),
-        phases: &[],
-        document: &document,
-    };
+    let view = launchguard_report::View::of_analysis(
+        &worst.analysis,
+        &worst_trace.timeline,
+        &result.checks,
+        result.verdict,
+        &document,
+    );
     // No report may overwrite any of the inputs, not only the worst rank's.
     let r = &args.reports;
     for (flag, out) in [

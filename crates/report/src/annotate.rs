@@ -368,16 +368,7 @@ mod tests {
         let trace = launchguard_trace::read(&path).unwrap();
         let analysis = analyze(&trace, &Options::default());
         let doc = serde_json::to_value(&analysis).unwrap();
-        let view = View {
-            command: "analyze",
-            verdict: analysis.verdict,
-            reason: None,
-            checks: &analysis.checks,
-            analysis: Some(&analysis),
-            timeline: Some(&trace.timeline),
-            phases: &[],
-            document: &doc,
-        };
+        let view = View::of_analysis(&analysis, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
         let out = AnnotatedTrace { input: &path, gzip }.render(&view).unwrap();
         (out, std::fs::read(&path).unwrap())
     }

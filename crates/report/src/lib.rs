@@ -50,6 +50,29 @@ pub struct View<'a> {
     pub document: &'a serde_json::Value,
 }
 
+impl<'a> View<'a> {
+    /// The view of a trace analysis (`analyze`), judged by `checks` with `verdict`: one rank's
+    /// own checks, or those across ranks.
+    pub fn of_analysis(
+        analysis: &'a Analysis,
+        timeline: &'a Timeline,
+        checks: &'a [Check],
+        verdict: Verdict,
+        document: &'a serde_json::Value,
+    ) -> Self {
+        View {
+            command: "analyze",
+            verdict,
+            reason: None,
+            checks,
+            analysis: Some(analysis),
+            timeline: Some(timeline),
+            phases: &[],
+            document,
+        }
+    }
+}
+
 /// One output format.
 pub trait Export {
     /// Renders the view into the bytes of a file (or of standard output).
