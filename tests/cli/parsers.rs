@@ -3,7 +3,6 @@
 //! each (decompressed, cut short at several places, a bare array of events), through the library
 //! and through `launchguard analyze --parser fast|simple --format json`.
 
-use std::fmt::Write;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -17,34 +16,7 @@ fn summary(result: &Result<Trace, launchguard_trace::TraceError>) -> String {
         Ok(t) => t,
         Err(e) => return format!("error: {e}"),
     };
-    let t = &trace.timeline;
-    let s = |id: u32| t.strings.get(id);
-    let mut out = format!(
-        "truncated: {:?}\nevents {} skipped {:?}\nmeta {:?}\n",
-        trace.truncated, t.events, t.skipped, t.meta
-    );
-    let strings: Vec<&str> = (0..t.strings.len() as u32).map(s).collect();
-    let _ = writeln!(out, "strings {strings:?}");
-    for a in &t.activities {
-        let _ = writeln!(
-            out,
-            "A {} {} {} {} {} {:?} {:?}",
-            s(a.device),
-            s(a.stream),
-            s(a.name),
-            a.start,
-            a.end,
-            a.correlation,
-            a.kind
-        );
-    }
-    for l in &t.launches {
-        let _ = writeln!(out, "L {:?} {} {} {} {:?}", l.api, s(l.thread), l.start, l.end, l.correlation);
-    }
-    for a in &t.annotations {
-        let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
-    }
-    out
+    format!("truncated: {:?}\n{}", trace.truncated, trace.timeline.canonical_text())
 }
 
 /// Both parsers on one file; returns the reference's summary.

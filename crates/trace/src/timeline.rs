@@ -174,3 +174,36 @@ pub struct Timeline {
     /// Events skipped, by reason.
     pub skipped: SkipCounts,
 }
+
+impl Timeline {
+    /// Every record, count and header fact, with string ids resolved, one line each: two
+    /// timelines hold the same thing exactly when their texts are equal. What the parsers'
+    /// agreement tests compare, and a readable dump when they disagree.
+    pub fn canonical_text(&self) -> String {
+        use std::fmt::Write;
+        let s = |id: u32| self.strings.get(id);
+        let mut out = format!("events {} skipped {:?}\nmeta {:?}\n", self.events, self.skipped, self.meta);
+        let strings: Vec<&str> = (0..self.strings.len() as u32).map(s).collect();
+        let _ = writeln!(out, "strings {strings:?}");
+        for a in &self.activities {
+            let _ = writeln!(
+                out,
+                "A {} {} {} {} {} {:?} {:?}",
+                s(a.device),
+                s(a.stream),
+                s(a.name),
+                a.start,
+                a.end,
+                a.correlation,
+                a.kind
+            );
+        }
+        for l in &self.launches {
+            let _ = writeln!(out, "L {:?} {} {} {} {:?}", l.api, s(l.thread), l.start, l.end, l.correlation);
+        }
+        for a in &self.annotations {
+            let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
+        }
+        out
+    }
+}

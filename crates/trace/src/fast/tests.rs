@@ -1,36 +1,11 @@
 //! The fast parser against the reference parser, on documents made to reach every rule.
 
-use std::fmt::Write;
-
 use super::*;
 use crate::timeline::Timeline;
 
-/// Everything a timeline holds, with string ids resolved, as text that two runs can compare.
+/// Everything a timeline holds, as text that two runs can compare.
 pub(crate) fn summary(t: &Timeline) -> String {
-    let mut out = String::new();
-    let s = |id: u32| t.strings.get(id).to_string();
-    for a in &t.activities {
-        let _ = writeln!(
-            out,
-            "A {} {} {} {} {} {:?} {:?}",
-            s(a.device),
-            s(a.stream),
-            s(a.name),
-            a.start,
-            a.end,
-            a.correlation,
-            a.kind
-        );
-    }
-    for l in &t.launches {
-        let _ = writeln!(out, "L {:?} {} {} {} {:?}", l.api, s(l.thread), l.start, l.end, l.correlation);
-    }
-    for a in &t.annotations {
-        let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
-    }
-    let strings: Vec<&str> = (0..t.strings.len() as u32).map(|id| t.strings.get(id)).collect();
-    let _ = writeln!(out, "S {strings:?}\nM {:?}\nE {} {:?}", t.meta, t.events, t.skipped);
-    out
+    t.canonical_text()
 }
 
 fn outcome_text(o: &Outcome) -> String {
