@@ -3,6 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+/// Maps keyed by correlation ids and label ids, looked up once per activity: SipHash was most of
+/// the replay join on traces of hundreds of thousands of kernels.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 use launchguard_trace::{GpuActivity, Timeline, Trace};
 use regex::Regex;
 
@@ -220,11 +224,14 @@ fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> V
             if acts.is_empty() {
                 return None;
             }
-            let streams = group_by_label(t, acts.iter().copied(), |a| a.stream)
+            let device_figures = figures(&acts, w, th);
+            let by_stream = group_by_label(t, acts.iter().copied(), |a| a.stream);
+            let streams = by_stream
                 .into_iter()
-                .map(|(_, s)| Stream {
-                    stream: t.strings.get(s[0].stream).to_string(),
-                    figures: figures(&s, w, th),
+                .map(|(id, s)| Stream {
+                    stream: t.strings.get(id).to_string(),
+                    // A device with one stream (the usual graph replay) has that stream's figures.
+                    figures: if s.len() == acts.len() { device_figures.clone() } else { figures(&s, w, th) },
                 })
                 .collect();
             let label = t.strings.get(device).to_string();
@@ -232,7 +239,7 @@ fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> V
             Some(Device {
                 device: label,
                 name: name.filter(|n| !n.is_empty()),
-                figures: figures(&acts, w, th),
+                figures: device_figures,
                 streams,
             })
         })
@@ -257,7 +264,7 @@ fn launches_and_replays(
     t: &Timeline,
     windows: Option<&Windows>,
 ) -> (GraphLaunches, Vec<Replay>, ReplaySummary) {
-    let mut work: HashMap<u64, CorrelatedWork> = HashMap::new();
+    let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
     for a in &t.activities {
         if let Some(c) = a.correlation {
             let w = work.entry(c).or_insert(CorrelatedWork {
@@ -275,11 +282,11 @@ fn launches_and_replays(
         }
     }
     // Busy time per device over the whole trace, for the idle time before each replay.
-    let mut busy_by_device: HashMap<u32, Vec<Span>> = HashMap::new();
+    let mut busy_by_device: FastMap<u32, Vec<Span>> = FastMap::default();
     for a in &t.activities {
         busy_by_device.entry(a.device).or_default().push((a.start, a.end));
     }
-    let busy_by_device: HashMap<u32, Vec<Span>> =
+    let busy_by_device: FastMap<u32, Vec<Span>> =
         busy_by_device.into_iter().map(|(d, s)| (d, intervals::union(s))).collect();
 
     let mut launches: Vec<_> = t.launches.iter().collect();
