@@ -31,7 +31,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     }
     let trace = read(&paths[0], parser)?;
     let analysis = analyze(&trace, &opts);
-    let document = serde_json::to_value(&analysis)?;
+    let document = launchguard_report::Document::of(&analysis)?;
     let view = launchguard_report::View::of_analysis(
         &analysis,
         &trace.timeline,
@@ -97,7 +97,7 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
     let ids = identify(&traces)?;
     let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
     let result = analyze_ranks(&ranks, opts);
-    let document = serde_json::to_value(&result)?;
+    let document = launchguard_report::Document::of(&result)?;
     let (worst, worst_trace) = result
         .ranks
         .iter()
@@ -133,11 +133,7 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
     outputs::write_reports(&view, &args.reports, Some(&worst_trace.source.path))?;
     let bytes = match args.format {
         Format::Text => launchguard_report::ranks_terminal::render(&result).into_bytes(),
-        Format::Json => {
-            let mut v = serde_json::to_vec_pretty(&document)?;
-            v.push(b'\n');
-            v
-        }
+        Format::Json => document.to_file_bytes(),
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.

@@ -148,7 +148,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
 
 fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
     let report: &CheckReport = &run.report;
-    let document = serde_json::to_value(report)?;
+    let document = launchguard_report::Document::of(report)?;
     let phases: Vec<launchguard_report::PhaseSamples<'_>> = ["before", "profiled", "after"]
         .iter()
         .filter_map(|label| {
@@ -169,8 +169,7 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         phases: &phases,
         document: &document,
     };
-    let mut bytes = serde_json::to_vec_pretty(&document)?;
-    bytes.push(b'\n');
+    let bytes = document.to_file_bytes();
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {
         launchguard_report::write_atomic(path, &bytes)?;
     }

@@ -367,7 +367,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let trace = launchguard_trace::read(&path).unwrap();
         let analysis = analyze(&trace, &Options::default());
-        let doc = serde_json::to_value(&analysis).unwrap();
+        let doc = crate::Document::of(&analysis).unwrap();
         let view = View::of_analysis(&analysis, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
         let out = AnnotatedTrace { input: &path, gzip }.render(&view).unwrap();
         (out, std::fs::read(&path).unwrap())

@@ -42,7 +42,7 @@ fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
         None => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
     };
     // The result document, for whoever wants the numbers; `</` escaped so it cannot end the script.
-    let document = serde_json::to_string(view.document).unwrap_or_default().replace("</", "<\\/");
+    let document = view.document.compact().replace("</", "<\\/");
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -407,7 +407,10 @@ mod tests {
             PhaseSamples { label: "profiled", host_us: &on, gpu_us_per_replay: Some(251.0) },
             PhaseSamples { label: "after", host_us: &after, gpu_us_per_replay: None },
         ];
-        let doc = serde_json::json!({"schema": "launchguard.check/1", "note": "</script><b>"});
+        let doc = crate::Document::of(
+            &serde_json::json!({"schema": "launchguard.check/1", "note": "</script><b>"}),
+        )
+        .unwrap();
         let mut view = view_with_checks(&checks, &doc);
         view.command = "check";
         view.phases = &phases;
@@ -430,7 +433,7 @@ mod tests {
     #[test]
     fn no_trace_no_timeline() {
         let checks = vec![Check::new("torch", Status::Skip, None, None, "no GPU")];
-        let doc = serde_json::json!({});
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let mut view = view_with_checks(&checks, &doc);
         view.verdict = Verdict::Skip;
         view.reason = Some("no GPU on this machine");

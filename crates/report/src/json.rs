@@ -7,8 +7,6 @@ pub struct Json;
 
 impl Export for Json {
     fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut out = serde_json::to_vec_pretty(view.document)?;
-        out.push(b'\n');
-        Ok(out)
+        Ok(view.document.to_file_bytes())
     }
 }

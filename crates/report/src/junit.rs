@@ -76,7 +76,7 @@ mod tests {
             Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
             Check::new("trace_complete", Status::Pass, Some(9466.0), None, "9466 events read"),
         ];
-        let doc = serde_json::json!({});
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let xml = Junit.render(&view_with_checks(&checks, &doc)).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");

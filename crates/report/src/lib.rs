@@ -4,6 +4,7 @@
 pub mod annotate;
 pub mod atomic;
 mod charts;
+pub mod document;
 pub mod findings;
 pub mod html;
 pub mod json;
@@ -17,6 +18,7 @@ use launchguard_analysis::{Analysis, Check, Verdict};
 use launchguard_trace::Timeline;
 
 pub use atomic::{write_atomic, write_atomic_with};
+pub use document::Document;
 
 /// Per-replay host samples of one phase of a `check` run (profiler off before, on, off after).
 #[derive(Debug, Clone, Copy)]
@@ -47,7 +49,7 @@ pub struct View<'a> {
     /// Host samples per phase (check only).
     pub phases: &'a [PhaseSamples<'a>],
     /// The JSON document of the result (analysis/1 or check/1), for formats that embed it.
-    pub document: &'a serde_json::Value,
+    pub document: &'a Document,
 }
 
 impl<'a> View<'a> {
@@ -58,7 +60,7 @@ impl<'a> View<'a> {
         timeline: &'a Timeline,
         checks: &'a [Check],
         verdict: Verdict,
-        document: &'a serde_json::Value,
+        document: &'a Document,
     ) -> Self {
         View {
             command: "analyze",

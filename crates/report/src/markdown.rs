@@ -197,7 +197,7 @@ mod tests {
                 .with_hint("look at gaps"),
             Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
         ];
-        let doc = serde_json::json!({});
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let md = String::from_utf8(Markdown.render(&view_with_checks(&checks, &doc)).unwrap()).unwrap();
         assert!(md.starts_with("### launchguard analyze: ❌ FAIL\n"));
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ❌") || l.starts_with("| ⏭️")).collect();
@@ -218,7 +218,7 @@ mod tests {
             PhaseSamples { label: "before", host_us: &before, gpu_us_per_replay: Some(250.0) },
             PhaseSamples { label: "profiled", host_us: &[100.0], gpu_us_per_replay: None },
         ];
-        let doc = serde_json::json!({});
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let mut view = view_with_checks(&checks, &doc);
         view.command = "check";
         view.phases = &phases;

@@ -5,7 +5,7 @@ use launchguard_analysis::{Check, Verdict};
 use crate::View;
 
 /// A view of `checks` alone: no trace, no phases.
-pub fn view_with_checks<'a>(checks: &'a [Check], document: &'a serde_json::Value) -> View<'a> {
+pub fn view_with_checks<'a>(checks: &'a [Check], document: &'a crate::Document) -> View<'a> {
     View {
         command: "analyze",
         verdict: Verdict::of(checks),
