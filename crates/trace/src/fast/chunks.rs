@@ -83,7 +83,7 @@ pub(crate) fn parse(
     let mut joined = std::mem::take(builder).finish();
     let mut runs = runs.into_iter().map(Some).collect::<Vec<_>>();
     let (mut run, part) = runs[0].take().expect("the first part");
-    merge::append(&mut joined, part);
+    let mut parts = vec![part];
     let mut anchor = content;
     let mut next = 1;
     let end = loop {
@@ -107,11 +107,12 @@ pub(crate) fn parse(
                     let r = array::run(buf, q, After::Comma, stop, level, Some(release), &mut b);
                     (r, b.finish())
                 };
-                merge::append(&mut joined, part);
+                parts.push(part);
                 run = r;
             }
         }
     };
+    merge::join(&mut joined, parts);
     *builder = TimelineBuilder::from(joined);
     end
 }

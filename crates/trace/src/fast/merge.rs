@@ -1,29 +1,53 @@
 //! Joins the timelines of consecutive parts of one file.
 
+use rayon::prelude::*;
+
 use crate::timeline::{Annotation, GpuActivity, GraphLaunch, Timeline};
 
-/// Appends `part`, read from the text right after what `into` was read from. Strings are
-/// re-interned in `part`'s order of first use, so the ids come out as a single pass assigns them.
-pub(crate) fn append(into: &mut Timeline, part: Timeline) {
-    let ids: Vec<u32> =
-        (0..part.strings.len() as u32).map(|id| into.strings.intern(part.strings.get(id))).collect();
-    let id = |old: u32| ids[old as usize];
-    into.activities.extend(part.activities.into_iter().map(|a| GpuActivity {
-        device: id(a.device),
-        stream: id(a.stream),
-        name: id(a.name),
-        ..a
-    }));
-    into.launches.extend(part.launches.into_iter().map(|l| GraphLaunch { thread: id(l.thread), ..l }));
-    into.annotations.extend(part.annotations.into_iter().map(|a| Annotation {
-        name: id(a.name),
-        device: a.device.map(id),
-        ..a
-    }));
-    into.events += part.events;
-    into.skipped.missing_ts += part.skipped.missing_ts;
-    into.skipped.bad_dur += part.skipped.bad_dur;
-    into.skipped.not_an_object += part.skipped.not_an_object;
+/// Joins `parts`, read from consecutive stretches of text, onto `into`, read from the text just
+/// before them. Strings are re-interned in order of first use, so the ids come out as a single
+/// pass assigns them. GPU activities, the bulk, are rewritten on all cores straight into place:
+/// copying them one part after the other took a twentieth of reading a large trace.
+pub(crate) fn join(into: &mut Timeline, parts: Vec<Timeline>) {
+    let ids: Vec<Vec<u32>> = parts
+        .iter()
+        .map(|part| {
+            (0..part.strings.len() as u32).map(|id| into.strings.intern(part.strings.get(id))).collect()
+        })
+        .collect();
+    // Where each part's activities start in the joined list.
+    let mut offsets = Vec::with_capacity(parts.len());
+    let mut total = into.activities.len();
+    for part in &parts {
+        offsets.push(total);
+        total += part.activities.len();
+    }
+    let head = std::mem::take(&mut into.activities);
+    let (head, parts_ref) = (&head, &parts);
+    (0..total)
+        .into_par_iter()
+        .map(|i| {
+            let Some(k) = offsets.partition_point(|&o| o <= i).checked_sub(1) else {
+                return head[i];
+            };
+            let a = parts_ref[k].activities[i - offsets[k]];
+            let id = |old: u32| ids[k][old as usize];
+            GpuActivity { device: id(a.device), stream: id(a.stream), name: id(a.name), ..a }
+        })
+        .collect_into_vec(&mut into.activities);
+    for (part, ids) in parts.into_iter().zip(&ids) {
+        let id = |old: u32| ids[old as usize];
+        into.launches.extend(part.launches.into_iter().map(|l| GraphLaunch { thread: id(l.thread), ..l }));
+        into.annotations.extend(part.annotations.into_iter().map(|a| Annotation {
+            name: id(a.name),
+            device: a.device.map(id),
+            ..a
+        }));
+        into.events += part.events;
+        into.skipped.missing_ts += part.skipped.missing_ts;
+        into.skipped.bad_dur += part.skipped.bad_dur;
+        into.skipped.not_an_object += part.skipped.not_an_object;
+    }
 }
 
 #[cfg(test)]
@@ -55,8 +79,8 @@ mod tests {
             let (mut a, mut b) = (TimelineBuilder::new(), TimelineBuilder::new());
             events[..cut].iter().for_each(|e| a.push(e));
             events[cut..].iter().for_each(|e| b.push(e));
-            let mut merged = a.finish();
-            append(&mut merged, b.finish());
+            let mut merged = TimelineBuilder::new().finish();
+            join(&mut merged, vec![a.finish(), b.finish()]);
             assert_eq!(merged.activities, whole.activities, "cut at {cut}");
             assert_eq!(merged.strings.len(), whole.strings.len());
             assert_eq!(merged.events, whole.events);
