@@ -18,6 +18,9 @@ pub enum Scalar<'a> {
     Num(Cow<'a, str>),
     /// A JSON string, unescaped.
     Str(Cow<'a, str>),
+    /// A JSON number in Kineto's form of microseconds (`5118046481399.733`), as its text and
+    /// already converted to nanoseconds by the parser that read it.
+    Micros(Cow<'a, str>, i64),
     /// Something else (object, array, bool, null).
     Other,
 }
@@ -26,13 +29,16 @@ impl Scalar<'_> {
     /// The text of a number or string, as a label (`0`, `"Spans"`).
     pub fn label(&self) -> Option<&str> {
         match self {
-            Scalar::Num(s) | Scalar::Str(s) => Some(s),
+            Scalar::Num(s) | Scalar::Str(s) | Scalar::Micros(s, _) => Some(s),
             _ => None,
         }
     }
 
     /// Microseconds as exact nanoseconds, from a number or a numeric string.
     pub fn micros_ns(&self) -> Option<i64> {
+        if let Scalar::Micros(_, ns) = self {
+            return Some(*ns);
+        }
         self.label().and_then(parse_micros_to_ns)
     }
 

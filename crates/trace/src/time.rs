@@ -62,23 +62,44 @@ pub fn parse_micros_to_ns(text: &str) -> Option<i64> {
 /// Every trace event goes through here twice (`ts`, `dur`), so it is worth the shortcut.
 #[inline]
 fn kineto_micros(bytes: &[u8]) -> Option<i64> {
-    let (int, frac) = match bytes.iter().position(|&b| b == b'.') {
-        Some(i) => (&bytes[..i], &bytes[i + 1..]),
-        None => (bytes, &bytes[bytes.len()..]),
-    };
+    kineto_micros_prefix(bytes).and_then(|(len, ns)| (len == bytes.len()).then_some(ns))
+}
+
+/// The Kineto form of [`kineto_micros`] at the start of `bytes`: how many bytes it spans and its
+/// nanoseconds. It stops at the first byte that cannot continue it, so the fast parser reads a
+/// `ts` or `dur` and checks it in one pass.
+#[inline]
+pub(crate) fn kineto_micros_prefix(bytes: &[u8]) -> Option<(usize, i64)> {
+    let mut ns: i64 = 0;
+    let mut i = 0;
     // 15 integer digits keep the nanoseconds below i64::MAX.
-    if int.is_empty() || int.len() > 15 || frac.len() > 3 || (frac.is_empty() && int.len() < bytes.len()) {
+    while i < 15 {
+        match bytes.get(i) {
+            Some(&b) if b.is_ascii_digit() => ns = ns * 10 + (b - b'0') as i64,
+            _ => break,
+        }
+        i += 1;
+    }
+    if i == 0 || bytes.get(i).is_some_and(u8::is_ascii_digit) {
         return None;
     }
-    let mut ns: i64 = 0;
-    for &b in int.iter().chain(frac) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        ns = ns * 10 + d as i64;
+    if bytes.get(i) != Some(&b'.') {
+        return Some((i, ns * 1000));
     }
-    Some(ns * [1000, 100, 10, 1][frac.len()])
+    let point = i;
+    i += 1;
+    while i - point <= 3 {
+        match bytes.get(i) {
+            Some(&b) if b.is_ascii_digit() => ns = ns * 10 + (b - b'0') as i64,
+            _ => break,
+        }
+        i += 1;
+    }
+    let decimals = i - point - 1;
+    if decimals == 0 || bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    Some((i, ns * [1000, 100, 10, 1][decimals]))
 }
 
 fn parse_exponent(bytes: &[u8]) -> Option<i32> {
@@ -147,6 +168,16 @@ mod tests {
             if let Some(ns) = kineto_micros(text.as_bytes()) {
                 let general = parse_micros_to_ns(&format!(" {text}"));
                 proptest::prop_assert_eq!(Some(ns), general, "{}", text);
+            }
+        }
+
+        #[test]
+        fn kineto_prefix_agrees_with_the_general_path_on_what_it_spans(
+            text in "[0-9]{0,17}(\\.[0-9]{0,4})?[,}\\] .e0-9-]{0,2}",
+        ) {
+            if let Some((len, ns)) = kineto_micros_prefix(text.as_bytes()) {
+                proptest::prop_assert!(len > 0 && !text.as_bytes().get(len).is_some_and(u8::is_ascii_digit));
+                proptest::prop_assert_eq!(Some(ns), parse_micros_to_ns(&text[..len]), "{}", text);
             }
         }
 

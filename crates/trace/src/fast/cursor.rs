@@ -1,10 +1,15 @@
-//! Stage two of the fast parser: walks stage one's positions with the JSON grammar, checking
-//! what it skips by serde_json's rules without keeping it.
+//! The fast parser's reading of JSON text: the grammar walked byte by byte between the places
+//! that matter, checking what it skips by serde_json's rules without keeping it.
+//!
+//! An earlier version found those places first, 64 bytes at a time with AVX2 (the simdjson
+//! design), and walked only them. Kineto's text is dense with short keys and small numbers, about
+//! 200,000 such places per MB, and popping each from a bit mask cost more than reading on (see
+//! `docs/benchmarks.md`). Only string contents, where the long kernel names are, are still
+//! searched 16 bytes at a time.
 
 use std::borrow::Cow;
 
 use super::lexeme::{self, Bad};
-use super::scan::Tokens;
 
 /// serde_json refuses the 128th nested array or object.
 pub(crate) const MAX_LEVEL: u32 = 128;
@@ -42,30 +47,55 @@ impl<'a> RawStr<'a> {
 /// A position and the byte there.
 pub(crate) type Tok = (usize, u8);
 
-/// The grammar over one buffer.
+/// JSON whitespace: space, tab, line feed, carriage return.
+#[inline(always)]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// The bytes that end a run of scalar text (what is neither whitespace, an operator nor a quote).
+#[inline(always)]
+fn ends_run(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t' | b',' | b':' | b'{' | b'}' | b'[' | b']' | b'"')
+}
+
+/// The grammar over one buffer, reading it byte by byte between the places that matter: runs of
+/// whitespace are stepped over, string contents are searched 16 bytes at a time.
 pub(crate) struct Cursor<'a> {
     /// The bytes.
     pub buf: &'a [u8],
-    tokens: Tokens<'a>,
+    /// The next byte to read.
+    at: usize,
+    /// End of the last string that held a byte ≥ 0x80 (0 if none).
+    high_end: usize,
 }
 
 impl<'a> Cursor<'a> {
     /// Starts at `start`, outside any string.
     pub(crate) fn new(buf: &'a [u8], start: usize) -> Self {
-        Cursor { buf, tokens: Tokens::new(buf, start) }
+        Cursor { buf, at: start, high_end: 0 }
     }
 
     /// A position at or past every position read: where a failure is reported.
     pub(crate) fn reached(&self) -> usize {
-        self.tokens.reached()
+        self.at.min(self.buf.len())
     }
 
-    /// The next position and its byte.
+    /// The next position that is not whitespace, and its byte: an operator, the opening quote of
+    /// a string (read on with [`Cursor::string`]), or the first byte of a scalar (read on with
+    /// [`Cursor::scalar_end`] or [`Cursor::number`], which move past it).
     #[inline(always)]
     pub(crate) fn tok(&mut self) -> Result<Tok, Bad> {
-        match self.tokens.next() {
-            Some(p) => Ok((p, self.buf[p])),
-            None => Err(Bad::Eof),
+        let p = skip_ws(self.buf, self.at);
+        match self.buf.get(p) {
+            Some(&c) => {
+                self.at = p + 1;
+                Ok((p, c))
+            }
+            None => {
+                self.at = p;
+                Err(Bad::Eof)
+            }
         }
     }
 
@@ -80,39 +110,77 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// The string whose opening quote is at `open`.
+    /// The string whose opening quote is at `open` (the last position read).
     #[inline(always)]
     pub(crate) fn string(&mut self, open: usize) -> Result<RawStr<'a>, Bad> {
-        let (p, c) = self.tok()?;
-        if c == b'"' {
-            return Ok(RawStr { raw: &self.buf[open + 1..p], escaped: false });
-        }
-        self.string_from(open, (p, c))
-    }
-
-    /// The string whose opening quote is at `open` and whose next position, `next`, was read.
-    #[inline(never)]
-    pub(crate) fn string_from(&mut self, open: usize, next: Tok) -> Result<RawStr<'a>, Bad> {
+        let buf = self.buf;
+        let mut i = open + 1;
         let mut escaped = false;
-        let (mut p, mut c) = next;
         loop {
-            match c {
-                b'"' => return Ok(RawStr { raw: &self.buf[open + 1..p], escaped }),
-                b'\\' => escaped = true,
-                // A control character.
-                _ => return Err(Bad::Syntax),
+            let (stop, high) = special(buf, i);
+            if high {
+                // Any end past the high byte will do: an element is checked whole.
+                self.high_end = self.high_end.max(stop.unwrap_or(buf.len()) + 1);
             }
-            (p, c) = self.tok()?;
+            let Some(q) = stop else {
+                self.at = buf.len();
+                return Err(Bad::Eof);
+            };
+            match buf[q] {
+                b'"' => {
+                    self.at = q + 1;
+                    return Ok(RawStr { raw: &buf[open + 1..q], escaped });
+                }
+                b'\\' => {
+                    escaped = true;
+                    // The escaped byte is never the end of the string; the escape is checked
+                    // when the string is decoded or skipped.
+                    i = q + 2;
+                    if i > buf.len() {
+                        self.at = buf.len();
+                        return Err(Bad::Eof);
+                    }
+                }
+                // A control character.
+                _ => {
+                    self.at = q + 1;
+                    return Err(Bad::Syntax);
+                }
+            }
         }
     }
 
-    /// A scalar (number or literal) at `p`: the end of its text.
+    /// A scalar (number or literal) whose first byte `c` is at `p` (the last position read): the
+    /// end of its text, which the cursor moves to.
     #[inline(always)]
-    pub(crate) fn scalar_end(&self, p: usize, c: u8) -> Result<usize, Bad> {
-        match c {
+    pub(crate) fn scalar_end(&mut self, p: usize, c: u8) -> Result<usize, Bad> {
+        let end = match c {
             b'-' | b'0'..=b'9' => lexeme::number_end(self.buf, p),
             _ => lexeme::literal_end(self.buf, p),
+        };
+        self.settle(end)
+    }
+
+    /// A number at `p` (the last position read): its end and whether it has an exponent.
+    #[inline(always)]
+    pub(crate) fn number(&mut self, p: usize) -> Result<(usize, bool), Bad> {
+        let read = lexeme::number_with_exponent(self.buf, p);
+        self.settle(read.map(|(end, _)| end))?;
+        read
+    }
+
+    /// Moves past a scalar that was read, or past the run of bytes a bad one spans (so that
+    /// failures are reported no earlier than the stage that finds them).
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, end: Result<usize, Bad>) -> Result<usize, Bad> {
+        match end {
+            Ok(end) => self.at = end,
+            Err(_) => {
+                let rest = &self.buf[self.at.min(self.buf.len())..];
+                self.at += rest.iter().position(|&b| ends_run(b)).unwrap_or(rest.len());
+            }
         }
+        end
     }
 
     /// Checks the value whose first position is `first` and discards it; returns its end
@@ -180,12 +248,72 @@ impl<'a> Cursor<'a> {
     }
 
     /// serde_json decodes every string of an event, so invalid UTF-8 in one fails the event; only
-    /// events that share a block with a byte ≥ 0x80 need the check.
+    /// events with a string that holds a byte ≥ 0x80 need the check. Whether the element
+    /// `start..end` is all ASCII.
     #[inline]
-    pub(crate) fn check_utf8(&self, start: usize, end: usize) -> Result<(), Bad> {
-        if self.tokens.high_end() > start && std::str::from_utf8(&self.buf[start..end]).is_err() {
-            return Err(Bad::Syntax);
+    pub(crate) fn check_utf8(&self, start: usize, end: usize) -> Result<bool, Bad> {
+        if self.high_end <= start {
+            return Ok(true);
         }
-        Ok(())
+        match std::str::from_utf8(&self.buf[start..end]) {
+            Ok(_) => Ok(false),
+            Err(_) => Err(Bad::Syntax),
+        }
     }
+}
+
+/// The first position at or after `i` that holds `"`, `\` or a control character (`None` when the
+/// buffer ends first), and whether a byte ≥ 0x80 lies before it.
+#[inline(always)]
+fn special(buf: &[u8], mut i: usize) -> (Option<usize>, bool) {
+    let mut high = false;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; every load reads 16 bytes inside `buf`.
+        unsafe {
+            let quote = _mm_set1_epi8(b'"' as i8);
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let space = _mm_set1_epi8(0x20);
+            while i + 16 <= buf.len() {
+                let x = _mm_loadu_si128(buf.as_ptr().add(i) as *const __m128i);
+                // As signed bytes, control characters (0x00..0x1f) and bytes ≥ 0x80 are the ones
+                // below 0x20: one comparison finds both.
+                let hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                    _mm_cmplt_epi8(x, space),
+                );
+                let mask = _mm_movemask_epi8(hit) as u32;
+                if mask == 0 {
+                    i += 16;
+                    continue;
+                }
+                let q = i + mask.trailing_zeros() as usize;
+                if buf[q] < 0x80 {
+                    return (Some(q), high);
+                }
+                high = true;
+                i = q + 1;
+            }
+        }
+    }
+    while let Some(&b) = buf.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return (Some(i), high);
+        }
+        high |= b >= 0x80;
+        i += 1;
+    }
+    (None, high)
+}
+
+/// The first position at or after `p` that is not JSON whitespace (the buffer's length if none).
+/// Byte by byte: Kineto's runs are short (one space, or a line feed and a few), and a 16-byte
+/// search for their end made the whole read a sixth slower.
+#[inline(always)]
+fn skip_ws(buf: &[u8], mut p: usize) -> usize {
+    while buf.get(p).is_some_and(|&c| is_ws(c)) {
+        p += 1;
+    }
+    p
 }

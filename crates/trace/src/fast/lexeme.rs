@@ -1,4 +1,4 @@
-//! The pieces of JSON text between stage one's positions: numbers, literals and escaped strings,
+//! The pieces of JSON text that the cursor checks on their own: numbers, literals and escaped strings,
 //! checked by the same rules serde_json applies, so that the fast parser never accepts what the
 //! reference parser rejects.
 
@@ -27,7 +27,7 @@ const ENDS_SCALAR: [bool; 256] = {
 
 /// Whether `b` may follow a scalar.
 #[inline]
-fn ends_scalar(b: u8) -> bool {
+pub(crate) fn ends_scalar(b: u8) -> bool {
     ENDS_SCALAR[b as usize]
 }
 

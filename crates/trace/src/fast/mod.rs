@@ -16,7 +16,6 @@ mod fields;
 mod lexeme;
 mod merge;
 mod replay;
-mod scan;
 mod stream;
 mod top;
 
