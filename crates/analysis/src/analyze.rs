@@ -147,27 +147,27 @@ pub fn device_windows(windows: &Windows, device: u32) -> &[Span] {
 }
 
 fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, th: &Thresholds) -> Figures {
-    let spans: Vec<Span> = acts.iter().map(|a| (a.start, a.end)).collect();
-    let (window_spans, busy) = match windows {
-        None => {
-            let lo = spans.iter().map(|s| s.0).min().unwrap_or(0);
-            let hi = spans.iter().map(|s| s.1).max().unwrap_or(0);
-            (vec![(lo, hi)], intervals::union(spans))
+    let spans = || acts.iter().map(|a| (a.start, a.end));
+    let mut gaps = GapStats::new(th);
+    let (window_start, window, busy_ns) = match windows {
+        // Kineto writes a stream's activities in order: one pass, no lists.
+        None if intervals::sorted_by_start(spans()) => {
+            let sweep = intervals::sweep(spans(), |len| gaps.add(len));
+            (sweep.window.0, sweep.window.1 - sweep.window.0, sweep.busy_ns)
         }
-        Some(w) => (w.to_vec(), intervals::intersect(&intervals::union(spans), w)),
+        None => {
+            let lo = spans().map(|s| s.0).min().unwrap_or(0);
+            let hi = spans().map(|s| s.1).max().unwrap_or(0);
+            let busy = intervals::union(spans().collect());
+            intervals::gaps(&busy, &[(lo, hi)]).iter().for_each(|(s, e)| gaps.add(e - s));
+            (lo, hi - lo, intervals::total(&busy))
+        }
+        Some(w) => {
+            let busy = intervals::intersect(&intervals::union(spans().collect()), w);
+            intervals::gaps(&busy, w).iter().for_each(|(s, e)| gaps.add(e - s));
+            (w.first().map_or(0, |s| s.0), intervals::total(w), intervals::total(&busy))
+        }
     };
-    let window_start = window_spans.first().map_or(0, |s| s.0);
-    let window = intervals::total(&window_spans);
-    let busy_ns = intervals::total(&busy);
-    let gaps = intervals::gaps(&busy, &window_spans);
-    let threshold_ns = (th.gap_us * 1000.0).round() as i64;
-    let lengths: Vec<i64> = gaps.iter().map(|(s, e)| e - s).collect();
-    let counts = intervals::histogram(lengths.iter().copied(), &GAP_BUCKETS_US);
-    let histogram = GAP_BUCKETS_US
-        .iter()
-        .enumerate()
-        .map(|(i, &lo)| Bucket { lo_us: lo, hi_us: GAP_BUCKETS_US.get(i + 1).copied(), count: counts[i] })
-        .collect();
     Figures {
         activities: acts.len() as u64,
         window_start_us: us(window_start),
@@ -175,13 +175,56 @@ fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, th: &Thresholds) -> 
         busy_us: us(busy_ns),
         idle_us: us(window - busy_ns),
         occupancy: if window > 0 { busy_ns as f64 / window as f64 } else { 0.0 },
-        gaps: Gaps {
+        gaps: gaps.finish(),
+    }
+}
+
+/// Idle gaps counted as they are found.
+struct GapStats {
+    threshold_us: f64,
+    threshold_ns: i64,
+    over_threshold: u64,
+    count: u64,
+    max_ns: i64,
+    buckets: [u64; GAP_BUCKETS_US.len()],
+}
+
+impl GapStats {
+    fn new(th: &Thresholds) -> Self {
+        GapStats {
             threshold_us: th.gap_us,
-            over_threshold: lengths.iter().filter(|&&l| l > threshold_ns).count() as u64,
-            count: lengths.len() as u64,
-            max_us: us(lengths.iter().copied().max().unwrap_or(0)),
+            threshold_ns: (th.gap_us * 1000.0).round() as i64,
+            over_threshold: 0,
+            count: 0,
+            max_ns: 0,
+            buckets: [0; GAP_BUCKETS_US.len()],
+        }
+    }
+
+    fn add(&mut self, len_ns: i64) {
+        self.count += 1;
+        self.over_threshold += (len_ns > self.threshold_ns) as u64;
+        self.max_ns = self.max_ns.max(len_ns);
+        self.buckets[intervals::bucket(len_ns, &GAP_BUCKETS_US)] += 1;
+    }
+
+    fn finish(self) -> Gaps {
+        let histogram = GAP_BUCKETS_US
+            .iter()
+            .enumerate()
+            .map(|(i, &lo)| Bucket {
+                lo_us: lo,
+                hi_us: GAP_BUCKETS_US.get(i + 1).copied(),
+                count: self.buckets[i],
+            })
+            .collect();
+        Gaps {
+            threshold_us: self.threshold_us,
+            over_threshold: self.over_threshold,
+            count: self.count,
+            max_us: us(self.max_ns),
             histogram,
-        },
+        }
     }
 }
 
@@ -282,12 +325,12 @@ fn launches_and_replays(
         }
     }
     // Busy time per device over the whole trace, for the idle time before each replay.
-    let mut busy_by_device: FastMap<u32, Vec<Span>> = FastMap::default();
-    for a in &t.activities {
-        busy_by_device.entry(a.device).or_default().push((a.start, a.end));
-    }
-    let busy_by_device: FastMap<u32, Vec<Span>> =
-        busy_by_device.into_iter().map(|(d, s)| (d, intervals::union(s))).collect();
+    // Indexed by the device's string id, each list sized first: no hashing, no regrowth.
+    let mut counts = vec![0usize; t.strings.len()];
+    t.activities.iter().for_each(|a| counts[a.device as usize] += 1);
+    let mut busy_by_device: Vec<Vec<Span>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    t.activities.iter().for_each(|a| busy_by_device[a.device as usize].push((a.start, a.end)));
+    let busy_by_device: Vec<Vec<Span>> = busy_by_device.into_iter().map(intervals::union).collect();
 
     let mut launches: Vec<_> = t.launches.iter().collect();
     launches.sort_by_key(|l| (l.start, l.end));
@@ -311,7 +354,7 @@ fn launches_and_replays(
         }
         durations.push(us(l.end - l.start));
         let w = l.correlation.and_then(|c| work.get(&c));
-        let idle_before = w.and_then(|w| idle_before(&busy_by_device[&w.device], w.first));
+        let idle_before = w.and_then(|w| idle_before(&busy_by_device[w.device as usize], w.first));
         replays.push(Replay {
             index: i as u64,
             correlation: l.correlation,

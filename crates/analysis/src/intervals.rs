@@ -9,14 +9,78 @@ pub type Span = (i64, i64);
 pub fn union(mut spans: Vec<Span>) -> Vec<Span> {
     spans.retain(|(s, e)| e > s);
     spans.sort_unstable();
-    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
+    // Merged in place: the list written never overtakes the list read.
+    let mut kept = 0;
+    for i in 0..spans.len() {
+        let (s, e) = spans[i];
+        if kept > 0 && s <= spans[kept - 1].1 {
+            spans[kept - 1].1 = spans[kept - 1].1.max(e);
+        } else {
+            spans[kept] = (s, e);
+            kept += 1;
         }
     }
-    out
+    spans.truncate(kept);
+    spans
+}
+
+/// Whether spans come sorted by start (ends in any order), as [`sweep`] needs them.
+pub fn sorted_by_start(spans: impl IntoIterator<Item = Span>) -> bool {
+    let mut last = i64::MIN;
+    spans.into_iter().all(|(s, _)| std::mem::replace(&mut last, s) <= s)
+}
+
+/// What [`sweep`] measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sweep {
+    /// The window the spans bound: first start to last end (`(0, 0)` for none).
+    pub window: Span,
+    /// Total length of their union.
+    pub busy_ns: i64,
+}
+
+/// One pass over spans sorted by start ([`sorted_by_start`]): the window they bound, the length of
+/// their union, and the length of every idle gap inside the window, handed to `gap` in order. The
+/// same figures as [`union`], [`total`] and [`gaps`] over that window, without building a list:
+/// on hundreds of thousands of kernels the lists cost more than the arithmetic.
+pub fn sweep(spans: impl IntoIterator<Item = Span>, mut gap: impl FnMut(i64)) -> Sweep {
+    let mut spans = spans.into_iter();
+    let Some(first) = spans.next() else {
+        return Sweep { window: (0, 0), busy_ns: 0 };
+    };
+    let (lo, mut hi) = first;
+    // The end of the busy time already closed, and the busy span being merged.
+    let mut cursor = lo;
+    let mut busy_ns = 0;
+    let mut open: Option<Span> = None;
+    let mut close = |(bs, be): Span, cursor: &mut i64, busy_ns: &mut i64| {
+        if bs > *cursor {
+            gap(bs - *cursor);
+        }
+        *cursor = (*cursor).max(be);
+        *busy_ns += be - bs;
+    };
+    for (s, e) in std::iter::once(first).chain(spans) {
+        hi = hi.max(e);
+        if e <= s {
+            continue;
+        }
+        open = match open {
+            Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
+            Some(done) => {
+                close(done, &mut cursor, &mut busy_ns);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some(done) = open {
+        close(done, &mut cursor, &mut busy_ns);
+    }
+    if cursor < hi {
+        gap(hi - cursor);
+    }
+    Sweep { window: (lo, hi), busy_ns }
 }
 
 /// Total length of disjoint spans.
@@ -77,11 +141,15 @@ pub const GAP_BUCKETS_US: [f64; 7] = [0.0, 10.0, 50.0, 100.0, 500.0, 1000.0, 100
 pub fn histogram(lengths_ns: impl IntoIterator<Item = i64>, edges_us: &[f64]) -> Vec<u64> {
     let mut counts = vec![0u64; edges_us.len()];
     for len in lengths_ns {
-        let us = len as f64 / 1000.0;
-        let idx = edges_us.iter().rposition(|&lo| us >= lo).unwrap_or(0);
-        counts[idx] += 1;
+        counts[bucket(len, edges_us)] += 1;
     }
     counts
+}
+
+/// The bucket of [`histogram`] that a length (ns) falls in.
+pub fn bucket(len_ns: i64, edges_us: &[f64]) -> usize {
+    let us = len_ns as f64 / 1000.0;
+    edges_us.iter().rposition(|&lo| us >= lo).unwrap_or(0)
 }
 
 /// The `p`-th percentile (0–100) of sorted values, interpolating linearly between closest ranks
@@ -167,6 +235,39 @@ mod tests {
                 let in_union = u.iter().any(|&(s, e)| s <= t && t < e);
                 proptest::prop_assert_eq!(covered, in_union);
             }
+        }
+
+        #[test]
+        fn sweep_is_the_union_and_its_gaps(
+            spans in proptest::collection::vec((0i64..300, 0i64..40), 0..40),
+            shuffle_ties in proptest::bool::ANY,
+        ) {
+            let mut spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            // Sorted by start only; equal starts in either order of their ends.
+            spans.sort_by_key(|&(s, e)| (s, if shuffle_ties { -e } else { e }));
+            proptest::prop_assert!(sorted_by_start(spans.iter().copied()));
+            let mut lengths = Vec::new();
+            let sw = sweep(spans.iter().copied(), |len| lengths.push(len));
+            // Naive, point by point: busy points, and the runs of idle points inside the window.
+            let (lo, hi) = match (spans.iter().map(|s| s.0).min(), spans.iter().map(|s| s.1).max()) {
+                (Some(lo), Some(hi)) => (lo, hi),
+                _ => (0, 0),
+            };
+            let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
+            let mut want_gaps = Vec::new();
+            let mut run = 0;
+            for t in lo..hi {
+                if busy(t) {
+                    if run > 0 { want_gaps.push(run); }
+                    run = 0;
+                } else {
+                    run += 1;
+                }
+            }
+            if run > 0 { want_gaps.push(run); }
+            proptest::prop_assert_eq!(sw.window, (lo, hi));
+            proptest::prop_assert_eq!(sw.busy_ns, (lo..hi).filter(|&t| busy(t)).count() as i64);
+            proptest::prop_assert_eq!(lengths, want_gaps);
         }
     }
 }
