@@ -149,15 +149,15 @@ impl TimelineBuilder {
 
     /// Classifies one event and keeps a compact record of it when the analysis needs it.
     pub fn push(&mut self, ev: &RawEvent<'_>) {
+        if ev.ph.as_deref() != Some("X") {
+            return self.push_not_complete(&ev.ts);
+        }
         let t = &mut self.timeline;
         t.events += 1;
         let Some(start) = ev.ts.micros_ns() else {
             t.skipped.missing_ts += 1;
             return;
         };
-        if ev.ph.as_deref() != Some("X") {
-            return;
-        }
         let dur = ev.dur.micros_ns().filter(|d| *d >= 0);
         let Some(dur) = dur else {
             t.skipped.bad_dur += 1;
@@ -203,6 +203,16 @@ impl TimelineBuilder {
                     });
                 }
             }
+        }
+    }
+
+    /// Counts an event whose `ph` is not `X` (flows, instants, metadata): of those only the
+    /// timestamp matters, so a parser that knows the phase need not gather the other fields.
+    pub fn push_not_complete(&mut self, ts: &Scalar<'_>) {
+        let t = &mut self.timeline;
+        t.events += 1;
+        if ts.micros_ns().is_none() {
+            t.skipped.missing_ts += 1;
         }
     }
 

@@ -65,15 +65,17 @@ pub(crate) struct Cursor<'a> {
     /// The bytes.
     pub buf: &'a [u8],
     /// The next byte to read.
-    at: usize,
+    pub(crate) at: usize,
     /// End of the last string that held a byte ≥ 0x80 (0 if none).
     high_end: usize,
+    /// The separators between members read so far, to match the next ones whole.
+    pub(crate) separators: super::members::Separators,
 }
 
 impl<'a> Cursor<'a> {
     /// Starts at `start`, outside any string.
     pub(crate) fn new(buf: &'a [u8], start: usize) -> Self {
-        Cursor { buf, at: start, high_end: 0 }
+        Cursor { buf, at: start, high_end: 0, separators: Default::default() }
     }
 
     /// A position at or past every position read: where a failure is reported.
@@ -97,6 +99,16 @@ impl<'a> Cursor<'a> {
                 Err(Bad::Eof)
             }
         }
+    }
+
+    /// The decoded text of the key whose opening quote is at `open` (the last position read).
+    #[inline(always)]
+    pub(crate) fn key_text(&mut self, open: usize) -> Result<Cow<'a, [u8]>, Bad> {
+        let s = self.string(open)?;
+        if s.escaped {
+            return lexeme::unescape(s.raw).map(|k| Cow::Owned(k.into_bytes()));
+        }
+        Ok(Cow::Borrowed(s.raw))
     }
 
     /// The next position, which must hold `want`.

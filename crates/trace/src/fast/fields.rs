@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use super::cursor::{Cursor, Strings, Tok, MAX_LEVEL};
 use super::lexeme::{self, Bad};
+use super::members::{Member, Object, Place, Slot};
 use crate::event::{RawEvent, Scalar, TimelineBuilder};
 
 /// What a located value is.
@@ -102,60 +103,6 @@ struct Fields {
     correlation: Field,
 }
 
-/// A key of up to 7 bytes as an integer (its bytes and its length), to match keys without
-/// comparing slices; longer keys map to a value no short key has.
-#[inline]
-const fn word(key: &[u8]) -> u64 {
-    if key.len() > 7 {
-        return u64::MAX;
-    }
-    let mut w = (key.len() as u64) << 56;
-    let mut i = 0;
-    while i < key.len() {
-        w |= (key[i] as u64) << (8 * i);
-        i += 1;
-    }
-    w
-}
-
-const PH: u64 = word(b"ph");
-const CAT: u64 = word(b"cat");
-const NAME: u64 = word(b"name");
-const PID: u64 = word(b"pid");
-const TID: u64 = word(b"tid");
-const TS: u64 = word(b"ts");
-const DUR: u64 = word(b"dur");
-const ARGS: u64 = word(b"args");
-const DEVICE: u64 = word(b"device");
-const STREAM: u64 = word(b"stream");
-
-/// [`word`] of `buf[start..end]`, with one load where the buffer allows.
-#[inline]
-fn word_at(buf: &[u8], start: usize, end: usize) -> u64 {
-    let len = end - start;
-    match buf.get(start..start + 8) {
-        Some(chunk) if len <= 7 => {
-            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            (w & ((1u64 << (8 * len)) - 1)) | ((len as u64) << 56)
-        }
-        _ => word(&buf[start..end]),
-    }
-}
-
-/// A key: its [`word`], and its decoded bytes when it had escapes.
-struct Key {
-    word: u64,
-    start: usize,
-    end: usize,
-    decoded: Option<Vec<u8>>,
-}
-
-impl Key {
-    fn bytes<'k>(&'k self, buf: &'k [u8]) -> &'k [u8] {
-        self.decoded.as_deref().unwrap_or(&buf[self.start..self.end])
-    }
-}
-
 /// Common values of `ph` and `cat`, which need no UTF-8 check.
 fn known(raw: &[u8]) -> Option<&'static str> {
     Some(match raw {
@@ -179,19 +126,6 @@ fn known(raw: &[u8]) -> Option<&'static str> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A key whose opening quote is at `open`.
-    #[inline(always)]
-    fn key(&mut self, open: usize) -> Result<Key, Bad> {
-        let s = self.string(open)?;
-        if !s.escaped {
-            let end = open + 1 + s.raw.len();
-            return Ok(Key { word: word_at(self.buf, open + 1, end), start: open + 1, end, decoded: None });
-        }
-        // An escape: the slow way.
-        let decoded = lexeme::unescape(s.raw)?.into_bytes();
-        Ok(Key { word: word(&decoded), start: 0, end: 0, decoded: Some(decoded) })
-    }
-
     /// `ts` or `dur`: in Kineto's form (digits, up to three decimals) read and converted in one
     /// pass; otherwise located like any value.
     #[inline(always)]
@@ -257,38 +191,32 @@ impl<'a> Cursor<'a> {
             return Err(Bad::Syntax);
         }
         let mut f = Fields::default();
-        let (mut q, mut c) = self.tok()?;
-        let close = if c == b'}' {
-            q
-        } else {
-            loop {
-                if c != b'"' {
-                    return Err(Bad::Syntax);
-                }
-                let key = self.key(q)?;
-                self.expect(b':')?;
-                let v = self.tok()?;
-                let inner = level + 1;
-                match key.word {
-                    PH => f.ph = self.field(v, inner)?,
-                    CAT => f.cat = self.field(v, inner)?,
-                    NAME => f.name = self.field(v, inner)?,
-                    PID => f.pid = self.field(v, inner)?,
-                    TID => f.tid = self.field(v, inner)?,
-                    TS => f.ts = self.time(v, inner)?,
-                    DUR => f.dur = self.time(v, inner)?,
-                    ARGS => self.args(v, inner, &mut f)?,
-                    _ => drop(self.skip(v, inner, Strings::Decoded)?),
-                }
-                match self.tok()? {
-                    (_, b',') => (q, c) = self.tok()?,
-                    (p, b'}') => break p,
-                    _ => return Err(Bad::Syntax),
-                }
+        let mut place = Place::start(Object::Event);
+        let inner = level + 1;
+        let close = loop {
+            let (slot, v) = match self.member(Object::Event, &mut place)? {
+                Member::Close(p) => break p,
+                Member::Value(slot, v) => (slot, v),
+            };
+            match slot {
+                Slot::Ph => f.ph = self.field(v, inner)?,
+                Slot::Cat => f.cat = self.field(v, inner)?,
+                Slot::Name => f.name = self.field(v, inner)?,
+                Slot::Pid => f.pid = self.field(v, inner)?,
+                Slot::Tid => f.tid = self.field(v, inner)?,
+                Slot::Ts => f.ts = self.time(v, inner)?,
+                Slot::Dur => f.dur = self.time(v, inner)?,
+                Slot::Args => self.args(v, inner, &mut f)?,
+                _ => drop(self.skip(v, inner, Strings::Decoded)?),
             }
         };
         let ascii = self.check_utf8(start, close + 1)?;
         let buf = self.buf;
+        if f.ph.kind == Kind::Str && &buf[f.ph.start..f.ph.end] != b"X" {
+            // Flows and other phases, half the events of a trace: only the time is looked at.
+            builder.push_not_complete(&f.ts.scalar(buf, ascii));
+            return Ok(close + 1);
+        }
         builder.push(&RawEvent {
             ph: f.ph.text(buf, ascii),
             cat: f.cat.text(buf, ascii),
@@ -316,51 +244,19 @@ impl<'a> Cursor<'a> {
         if level >= MAX_LEVEL {
             return Err(Bad::Syntax);
         }
-        let (mut q, mut c) = self.tok()?;
-        if c == b'}' {
-            return Ok(());
-        }
+        let mut place = Place::start(Object::Args);
+        let inner = level + 1;
         loop {
-            if c != b'"' {
-                return Err(Bad::Syntax);
-            }
-            let key = self.key(q)?;
-            self.expect(b':')?;
-            let v = self.tok()?;
-            let inner = level + 1;
-            match key.word {
-                DEVICE => f.device = self.field(v, inner)?,
-                STREAM => f.stream = self.field(v, inner)?,
-                u64::MAX if key.bytes(self.buf) == b"correlation" => f.correlation = self.field(v, inner)?,
+            let (slot, v) = match self.member(Object::Args, &mut place)? {
+                Member::Close(_) => return Ok(()),
+                Member::Value(slot, v) => (slot, v),
+            };
+            match slot {
+                Slot::Device => f.device = self.field(v, inner)?,
+                Slot::Stream => f.stream = self.field(v, inner)?,
+                Slot::Correlation => f.correlation = self.field(v, inner)?,
                 _ => drop(self.skip(v, inner, Strings::Decoded)?),
             }
-            match self.tok()? {
-                (_, b',') => (q, c) = self.tok()?,
-                (_, b'}') => return Ok(()),
-                _ => return Err(Bad::Syntax),
-            }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_tell_keys_apart() {
-        let keys: [&[u8]; 11] =
-            [b"ph", b"cat", b"name", b"pid", b"tid", b"ts", b"dur", b"args", b"device", b"stream", b""];
-        for (i, a) in keys.iter().enumerate() {
-            for b in &keys[i + 1..] {
-                assert_ne!(word(a), word(b));
-            }
-        }
-        assert_eq!(word(b"correlation"), u64::MAX);
-        assert_ne!(word(b"ph\0"), PH, "a NUL byte is a different key");
-        let text = b"\"ph\": \"cat\"\"device\"";
-        assert_eq!(word_at(text, 1, 3), PH);
-        assert_eq!(word_at(text, 7, 10), CAT);
-        assert_eq!(word_at(text, 12, 18), DEVICE, "near the end: no eight-byte load");
     }
 }

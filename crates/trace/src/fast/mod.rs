@@ -14,6 +14,7 @@ mod chunks;
 mod cursor;
 mod fields;
 mod lexeme;
+mod members;
 mod merge;
 mod replay;
 mod stream;

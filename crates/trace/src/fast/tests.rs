@@ -273,6 +273,35 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fast_run(&doc, min_part), simple_run(&doc));
     }
 
+    /// The events three times over, edits only in the last copy: the separators recorded from the
+    /// first copies are matched against text that differs from them in one byte or a few.
+    #[test]
+    fn edits_after_repeated_events_agree(
+        edits in proptest::collection::vec((0usize..2000, proptest::sample::select(
+            b"{}[]:,\"\\ \n0123456789.-eEtrufalsnxyz\x01\xff".to_vec()), 0usize..3), 1..4),
+        min_part in proptest::sample::select(vec![usize::MAX, 1, 300]),
+    ) {
+        let open = KINETO.find("\"traceEvents\": [").unwrap() + 16;
+        let close = KINETO.rfind("\n  ],").unwrap();
+        let events = &KINETO[open..close];
+        let mut last = events.as_bytes().to_vec();
+        for (at, byte, kind) in edits {
+            let at = at % (last.len() + 1);
+            match kind {
+                0 => last.insert(at, byte),
+                1 if at < last.len() => { last.remove(at); }
+                _ if at < last.len() => last[at] = byte,
+                _ => {}
+            }
+        }
+        let mut doc = KINETO[..open].as_bytes().to_vec();
+        for copy in [events.as_bytes(), b",", events.as_bytes(), b",", &last] {
+            doc.extend_from_slice(copy);
+        }
+        doc.extend_from_slice(KINETO[close..].as_bytes());
+        proptest::prop_assert_eq!(fast_run(&doc, min_part), simple_run(&doc));
+    }
+
     /// Arbitrary bytes: never a panic.
     #[test]
     fn garbage_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
