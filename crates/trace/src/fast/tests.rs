@@ -294,11 +294,11 @@ proptest::proptest! {
                 _ => {}
             }
         }
-        let mut doc = KINETO[..open].as_bytes().to_vec();
+        let mut doc = KINETO.as_bytes()[..open].to_vec();
         for copy in [events.as_bytes(), b",", events.as_bytes(), b",", &last] {
             doc.extend_from_slice(copy);
         }
-        doc.extend_from_slice(KINETO[close..].as_bytes());
+        doc.extend_from_slice(&KINETO.as_bytes()[close..]);
         proptest::prop_assert_eq!(fast_run(&doc, min_part), simple_run(&doc));
     }
 
