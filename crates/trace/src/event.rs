@@ -44,7 +44,12 @@ impl Scalar<'_> {
 
     /// A non-negative integer (correlation ids), from a number or a numeric string.
     pub fn as_u64(&self) -> Option<u64> {
-        let text = self.label()?.trim();
+        let text = self.label()?;
+        // Plain digits, as Kineto writes ids: up to 19 always fit.
+        if (1..=19).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(text.bytes().fold(0, |n, b| n * 10 + (b - b'0') as u64));
+        }
+        let text = text.trim();
         text.parse::<u64>().ok().or_else(|| {
             // "1234.0" written by tools that go through floats.
             let ns = parse_micros_to_ns(text)?;
@@ -133,6 +138,23 @@ pub fn is_interesting_x(cat: Option<&str>, name: Option<&str>) -> bool {
 #[derive(Debug, Default)]
 pub struct TimelineBuilder {
     timeline: Timeline,
+    /// The last device and stream labels interned: consecutive activities nearly always share
+    /// them, and a comparison is cheaper than a lookup.
+    last_device: Option<u32>,
+    last_stream: Option<u32>,
+}
+
+/// `s`'s id, trying the id in `last` first.
+#[inline]
+fn intern_again(strings: &mut crate::timeline::Interner, last: &mut Option<u32>, s: &str) -> u32 {
+    if let Some(id) = *last {
+        if strings.get(id) == s {
+            return id;
+        }
+    }
+    let id = strings.intern(s);
+    *last = Some(id);
+    id
 }
 
 impl TimelineBuilder {
@@ -174,8 +196,8 @@ impl TimelineBuilder {
                 let device = ev.device.label().or(ev.pid.label()).unwrap_or("?");
                 let stream = ev.stream.label().or(ev.tid.label()).unwrap_or("?");
                 let rec = GpuActivity {
-                    device: t.strings.intern(device),
-                    stream: t.strings.intern(stream),
+                    device: intern_again(&mut t.strings, &mut self.last_device, device),
+                    stream: intern_again(&mut t.strings, &mut self.last_stream, stream),
                     name: t.strings.intern(name),
                     start,
                     end,
@@ -235,7 +257,7 @@ impl TimelineBuilder {
 impl From<Timeline> for TimelineBuilder {
     /// Goes on filling a timeline: the fast parser joins the parts it read in parallel this way.
     fn from(timeline: Timeline) -> Self {
-        Self { timeline }
+        Self { timeline, ..Self::default() }
     }
 }
 

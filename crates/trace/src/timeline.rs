@@ -1,25 +1,47 @@
 //! The compact records the analysis needs, and nothing else.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
 
 /// Interned strings: kernel and annotation names, device and stream labels.
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     names: Vec<Box<str>>,
+    /// Ids, found by [`sampled_hash`] of their string and compared whole.
+    index: hashbrown::HashTable<u32>,
     // foldhash, not SipHash: every GPU activity interns its kernel name (often hundreds of bytes),
     // and SipHash was 9% of reading a trace; foldhash keeps a per-process random seed.
-    index: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
+    hasher: foldhash::fast::RandomState,
+}
+
+/// A string's hash from its length and three 16-byte samples (start, middle, end) when it is
+/// long: kernel names run to kilobytes and every GPU activity interns one, so hashing every byte
+/// cost as much as the comparison that confirms a match. Strings are still compared whole.
+fn sampled_hash(hasher: &foldhash::fast::RandomState, s: &str) -> u64 {
+    let b = s.as_bytes();
+    let mut h = hasher.build_hasher();
+    if b.len() <= 48 {
+        h.write(b);
+    } else {
+        let mid = b.len() / 2;
+        h.write_usize(b.len());
+        h.write(&b[..16]);
+        h.write(&b[mid - 8..mid + 8]);
+        h.write(&b[b.len() - 16..]);
+    }
+    h.finish()
 }
 
 impl Interner {
     /// Returns the id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.index.get(s) {
+        let Interner { names, index, hasher } = self;
+        let hash = sampled_hash(hasher, s);
+        if let Some(&id) = index.find(hash, |&id| &*names[id as usize] == s) {
             return id;
         }
-        let id = self.names.len() as u32;
-        self.names.push(s.into());
-        self.index.insert(s.into(), id);
+        let id = names.len() as u32;
+        names.push(s.into());
+        index.insert_unique(hash, id, |&id| sampled_hash(hasher, &names[id as usize]));
         id
     }
 
@@ -30,7 +52,7 @@ impl Interner {
 
     /// The id of `s` if it was interned.
     pub fn lookup(&self, s: &str) -> Option<u32> {
-        self.index.get(s).copied()
+        self.index.find(sampled_hash(&self.hasher, s), |&id| &*self.names[id as usize] == s).copied()
     }
 
     /// Number of distinct strings.
@@ -205,5 +227,37 @@ impl Timeline {
             let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interner;
+
+    #[test]
+    fn strings_alike_where_sampled_are_still_told_apart() {
+        // Same length, same first, middle and last 16 bytes; different in between.
+        let a = format!(
+            "{}{}{}{}{}",
+            "s".repeat(16),
+            "a".repeat(20),
+            "m".repeat(16),
+            "b".repeat(20),
+            "e".repeat(16)
+        );
+        let b = a.replace("aaaa", "aaab");
+        assert_eq!(a.len(), b.len());
+        let mut i = Interner::default();
+        let (ia, ib) = (i.intern(&a), i.intern(&b));
+        assert_ne!(ia, ib);
+        assert_eq!((i.intern(&a), i.intern(&b)), (ia, ib));
+        assert_eq!((i.get(ia), i.get(ib)), (a.as_str(), b.as_str()));
+        assert_eq!(i.lookup(&b), Some(ib));
+        assert_eq!(i.lookup("short"), None);
+        // Many of them: the table grows and every id is found again.
+        let many: Vec<String> = (0..2000).map(|k| a.replacen('a', &format!("{k:04}"), 1)).collect();
+        let ids: Vec<u32> = many.iter().map(|s| i.intern(s)).collect();
+        assert!(many.iter().zip(&ids).all(|(s, &id)| i.lookup(s) == Some(id) && i.get(id) == s));
+        assert_eq!(i.len(), 2002);
     }
 }
