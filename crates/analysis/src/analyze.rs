@@ -236,6 +236,13 @@ fn group_by_label<'t>(
     acts: impl IntoIterator<Item = &'t GpuActivity>,
     label: impl Fn(&GpuActivity) -> u32,
 ) -> Vec<(u32, Vec<&'t GpuActivity>)> {
+    let acts: Vec<&GpuActivity> = acts.into_iter().collect();
+    // One label for all (one GPU, one stream: the usual graph replay) needs no grouping.
+    if let Some(first) = acts.first().map(|a| label(a)) {
+        if acts.iter().all(|a| label(a) == first) {
+            return vec![(first, acts)];
+        }
+    }
     let mut keys: BTreeMap<(i64, String), usize> = BTreeMap::new();
     let mut group_of_id: Vec<Option<usize>> = vec![None; t.strings.len()];
     let mut groups: Vec<(u32, Vec<&GpuActivity>)> = Vec::new();
@@ -268,15 +275,22 @@ fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> V
                 return None;
             }
             let device_figures = figures(&acts, w, th);
-            let by_stream = group_by_label(t, acts.iter().copied(), |a| a.stream);
-            let streams = by_stream
-                .into_iter()
-                .map(|(id, s)| Stream {
-                    stream: t.strings.get(id).to_string(),
-                    // A device with one stream (the usual graph replay) has that stream's figures.
-                    figures: if s.len() == acts.len() { device_figures.clone() } else { figures(&s, w, th) },
-                })
-                .collect();
+            let one_stream = acts.iter().all(|a| a.stream == acts[0].stream);
+            let streams = if one_stream {
+                // A device with one stream (the usual graph replay) has that stream's figures.
+                vec![Stream {
+                    stream: t.strings.get(acts[0].stream).to_string(),
+                    figures: device_figures.clone(),
+                }]
+            } else {
+                group_by_label(t, acts.iter().copied(), |a| a.stream)
+                    .into_iter()
+                    .map(|(id, s)| Stream {
+                        stream: t.strings.get(id).to_string(),
+                        figures: figures(&s, w, th),
+                    })
+                    .collect()
+            };
             let label = t.strings.get(device).to_string();
             let name = t.meta.device_names.iter().find(|(id, _)| *id == label).map(|(_, n)| n.clone());
             Some(Device {
@@ -308,14 +322,26 @@ fn launches_and_replays(
     windows: Option<&Windows>,
 ) -> (GraphLaunches, Vec<Replay>, ReplaySummary) {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
+    // The kernels of one replay share its launch's correlation id and come one after another:
+    // the entry of the last id is kept at hand instead of looked up again.
+    let mut last: Option<(u64, CorrelatedWork)> = None;
     for a in &t.activities {
         if let Some(c) = a.correlation {
-            let w = work.entry(c).or_insert(CorrelatedWork {
-                kernels: 0,
-                first: a.start,
-                last: a.end,
-                device: a.device,
-            });
+            let w = match &mut last {
+                Some((lc, w)) if *lc == c => w,
+                _ => {
+                    if let Some((lc, w)) = last.take() {
+                        work.insert(lc, w);
+                    }
+                    let w = work.remove(&c).unwrap_or(CorrelatedWork {
+                        kernels: 0,
+                        first: a.start,
+                        last: a.end,
+                        device: a.device,
+                    });
+                    &mut last.insert((c, w)).1
+                }
+            };
             w.kernels += 1;
             if a.start < w.first {
                 w.first = a.start;
@@ -323,6 +349,9 @@ fn launches_and_replays(
             }
             w.last = w.last.max(a.end);
         }
+    }
+    if let Some((lc, w)) = last {
+        work.insert(lc, w);
     }
     // Busy time per device over the whole trace, for the idle time before each replay.
     // Indexed by the device's string id, each list sized first: no hashing, no regrowth.
