@@ -4,7 +4,9 @@
 //! It fills the same [`RawEvent`](crate::event::RawEvent)s as the reference parser and hands them
 //! to the same [`TimelineBuilder`], so the two agree by construction on what an event becomes. It
 //! checks the text with serde_json's rules (numbers, literals, escapes, surrogates, control
-//! characters, UTF-8 inside events, nesting depth) without building values. Where it stops (bad or
+//! characters, UTF-8 inside events, nesting depth) without building values; the text between an
+//! event's members, which Kineto repeats event after event, is matched whole against what was read
+//! last in the same place (see [`members`]). Where it stops (bad or
 //! truncated text), the reference parser replays the last few bytes to word the reason exactly as a
 //! full reference run would (see [`replay`]); where it meets something it leaves alone (a document
 //! that fails before any event), the reference parser reads the whole file.
