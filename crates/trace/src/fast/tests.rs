@@ -250,6 +250,22 @@ fn every_truncation_of_a_kineto_document() {
     }
 }
 
+/// Applies edits `(position, byte, kind)`: kind 0 inserts the byte, 1 removes the byte there, 2
+/// replaces it; positions wrap around the document's length.
+fn apply_edits(doc: &mut Vec<u8>, edits: &[(usize, u8, usize)]) {
+    for &(at, byte, kind) in edits {
+        let at = at % (doc.len() + 1);
+        match kind {
+            0 => doc.insert(at, byte),
+            1 if at < doc.len() => {
+                doc.remove(at);
+            }
+            _ if at < doc.len() => doc[at] = byte,
+            _ => {}
+        }
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
 
@@ -261,15 +277,7 @@ proptest::proptest! {
         min_part in proptest::sample::select(vec![usize::MAX, 1, 40, 200]),
     ) {
         let mut doc = KINETO.as_bytes().to_vec();
-        for (at, byte, kind) in edits {
-            let at = at % (doc.len() + 1);
-            match kind {
-                0 => doc.insert(at, byte),
-                1 if at < doc.len() => { doc.remove(at); }
-                _ if at < doc.len() => doc[at] = byte,
-                _ => {}
-            }
-        }
+        apply_edits(&mut doc, &edits);
         proptest::prop_assert_eq!(fast_run(&doc, min_part), simple_run(&doc));
     }
 
@@ -285,15 +293,7 @@ proptest::proptest! {
         let close = KINETO.rfind("\n  ],").unwrap();
         let events = &KINETO[open..close];
         let mut last = events.as_bytes().to_vec();
-        for (at, byte, kind) in edits {
-            let at = at % (last.len() + 1);
-            match kind {
-                0 => last.insert(at, byte),
-                1 if at < last.len() => { last.remove(at); }
-                _ if at < last.len() => last[at] = byte,
-                _ => {}
-            }
-        }
+        apply_edits(&mut last, &edits);
         let mut doc = KINETO.as_bytes()[..open].to_vec();
         for copy in [events.as_bytes(), b",", events.as_bytes(), b",", &last] {
             doc.extend_from_slice(copy);
