@@ -111,7 +111,8 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
         &result.checks,
         result.verdict,
         &document,
-    );
+    )
+    .with_ranks(&result, worst.rank);
     // No report may overwrite any of the inputs, not only the worst rank's.
     let r = &args.reports;
     for (flag, out) in [

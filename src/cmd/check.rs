@@ -168,6 +168,12 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         timeline: run.timeline.as_ref(),
         phases: &phases,
         document: &document,
+        ranks: None,
+    };
+    // With several ranks, the trace part of the report is rank 0's (the first rank run).
+    let view = match (&report.across, report.ranks.first()) {
+        (Some(across), Some(first)) => view.with_ranks(across, u64::from(first.rank)),
+        _ => view,
     };
     let bytes = document.to_file_bytes();
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {

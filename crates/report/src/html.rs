@@ -1,10 +1,12 @@
 //! One self-contained HTML page (inline CSS, inline SVG, one small inline script; nothing loaded
 //! from anywhere): the verdict and checks, the GPU timeline with the long gaps and the replays,
 //! histograms of launch durations and gap lengths, per-replay figures, and for `check` the host
-//! cost per phase side by side.
+//! cost per phase side by side. With several ranks, a table of the ranks and the figures that
+//! compare them come first, and the trace sections below say which rank they show.
 
 use launchguard_analysis::intervals::{mean, percentile};
 use launchguard_analysis::model::Analysis;
+use launchguard_analysis::model_ranks::RanksAnalysis;
 use launchguard_analysis::Status;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
@@ -32,14 +34,20 @@ const SCRIPT: &str = include_str!("html.js");
 
 fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
     let verdict = view.verdict.as_str();
-    let title = match view.analysis {
-        Some(a) => format!(
+    let title = match (&view.ranks, view.analysis) {
+        (Some(r), _) => format!(
+            "launchguard {}: {} — {}",
+            view.command,
+            verdict.to_uppercase(),
+            crate::ranks_table::headline(r.analysis)
+        ),
+        (None, Some(a)) => format!(
             "launchguard {}: {} — {}",
             view.command,
             verdict.to_uppercase(),
             file_name(&a.source.path)
         ),
-        None => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
+        (None, None) => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
     };
     // The result document, for whoever wants the numbers; `</` escaped so it cannot end the script.
     let document = view.document.compact().replace("</", "<\\/");
@@ -56,10 +64,27 @@ fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
                 header {
                     h1 { "launchguard " (view.command) " " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
                     @if let Some(r) = view.reason { p.reason { (r) } }
-                    @if let Some(a) = view.analysis { (source_line(a)) }
+                    @if let Some(r) = &view.ranks {
+                        (ranks_source_line(r.analysis))
+                    } @else if let Some(a) = view.analysis {
+                        (source_line(a))
+                    }
                 }
-                @if let Some(a) = view.analysis { (figures(a)) }
-                (checks(view))
+                @if let Some(r) = &view.ranks {
+                    (ranks(r.analysis))
+                    (checks(view))
+                    @if let Some(a) = view.analysis {
+                        section #detail {
+                            h2 { "Detail: rank " (r.detail_rank) }
+                            p.note { (crate::ranks_table::detail_line(r)) }
+                            (source_line(a))
+                        }
+                        (figures(a))
+                    }
+                } @else {
+                    @if let Some(a) = view.analysis { (figures(a)) }
+                    (checks(view))
+                }
                 @if let (Some(a), Some(f)) = (view.analysis, f) {
                     (timelines(a, f))
                     (histograms(view, a, f))
@@ -100,6 +125,59 @@ fn source_line(a: &Analysis) -> Markup {
             @if let (Some(r), Some(w)) = (a.trace.rank, a.trace.world_size) { " · rank " (r) " of " (w) }
             @if !devices.is_empty() { " · " (devices.join(", ")) }
             @if let Some(w) = &a.within { " · within spans matching " code { (w) } }
+        }
+    }
+}
+
+/// The ranks' traces, for the header of a multi-rank page.
+fn ranks_source_line(r: &RanksAnalysis) -> Markup {
+    html! {
+        p.source {
+            (crate::ranks_table::headline(r))
+            @for k in &r.ranks {
+                @let s = &k.analysis.source;
+                " · rank " (k.rank) " " code { (file_name(&s.path)) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
+            }
+        }
+    }
+}
+
+/// The ranks side by side, one table row per rank, then the figures that compare them.
+fn ranks(r: &RanksAnalysis) -> Markup {
+    let t = crate::ranks_table::table(r);
+    html! {
+        section #ranks {
+            h2 { "Ranks" }
+            p.note { (t.note) }
+            table.checks {
+                thead { tr {
+                    th { "rank" } th { "verdict" }
+                    @for c in &t.columns { th class=[c.num.then_some("num")] { (c.name) } }
+                } }
+                tbody {
+                    @for row in &t.rows {
+                        @let v = row.verdict.as_str();
+                        tr class=(format!("s-{v}")) {
+                            td { "rank " (row.rank) }
+                            td { span class=(format!("pill p-{v}")) { (v) } }
+                            @for (c, text) in t.columns.iter().zip(&row.cells) {
+                                td class=[c.num.then_some("num")] { (text) }
+                            }
+                        }
+                    }
+                }
+            }
+            p.note { "Across ranks:" }
+            table.checks {
+                tbody {
+                    @for (label, text) in crate::ranks_table::across(r) {
+                        tr { th { (label) } td { (text) } }
+                    }
+                }
+            }
+            @if !r.warnings.is_empty() {
+                ul.warnings { @for w in &r.warnings { li { (w) } } }
+            }
         }
     }
 }
@@ -430,6 +508,54 @@ mod tests {
         assert!(!html.contains("http://") && !html.contains("https://"));
     }
 
+    /// The `<section id="…">` of a page, whole.
+    fn section<'h>(html: &'h str, id: &str) -> Option<&'h str> {
+        let start = html.find(&format!("<section id=\"{id}\">"))?;
+        let len = html[start..].find("</section>").expect("closed") + "</section>".len();
+        Some(&html[start..start + len])
+    }
+
+    /// The synthetic TP=2 run of `test_support::two_ranks`; its figures are worked out by hand in
+    /// the Markdown tests (rank 0: 65.5% and 58.6% excluding waiting over the 145 µs common window;
+    /// rank 1: 62.1%; rank 1 the straggler, rank 0 the worst).
+    #[test]
+    fn ranks_section_has_a_row_per_rank() {
+        let mut r = crate::test_support::two_ranks();
+        r.warnings = vec!["rank 1 <b>late</b>".to_string()];
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
+        let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
+        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let ranks = section(&html, "ranks").expect("a ranks section");
+        let rows: Vec<&str> = ranks.split("<tr class=\"s-").skip(1).collect();
+        assert_eq!(rows.len(), 2, "{ranks}");
+        for (row, (rank, cells)) in rows.iter().zip([
+            (0, ["65.5%", "58.6%", "95.0 µs", "10.0 µs", "150.0 µs", "66.7%", "60.0%"]),
+            (1, ["62.1%", "62.1%", "90.0 µs", "0.0 µs", "145.0 µs", "62.1%", "62.1%"]),
+        ]) {
+            assert!(
+                row.starts_with("fail\"><td>rank ") && row.contains(&format!("<td>rank {rank}</td>")),
+                "{row}"
+            );
+            assert!(row.contains("<span class=\"pill p-fail\">fail</span>"), "{row}");
+            let want: String = cells.iter().map(|c| format!("<td class=\"num\">{c}</td>")).collect();
+            assert!(row.contains(&want), "{row}");
+        }
+        assert!(
+            ranks.contains(
+                "<th>straggler</th><td>rank 1 (last to start on the GPU in 2 of 2 replays; rank 0 in 0)</td>"
+            ),
+            "{ranks}"
+        );
+        assert!(ranks.contains("<th>worst rank</th><td>rank 0</td>"), "{ranks}");
+        // Text goes through maud's escaping.
+        assert!(ranks.contains("<li>rank 1 &lt;b&gt;late&lt;/b&gt;</li>"), "{ranks}");
+        assert!(html.contains("<title>launchguard analyze: FAIL — 2 ranks, world size 2</title>"));
+        // The ranks come before the checks; no trace, no detail.
+        assert!(html.find("<section id=\"ranks\">").unwrap() < html.find("<h2>Checks</h2>").unwrap());
+        assert!(section(&html, "detail").is_none());
+        assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+
     #[test]
     fn no_trace_no_timeline() {
         let checks = vec![Check::new("torch", Status::Skip, None, None, "no GPU")];
@@ -440,5 +566,6 @@ mod tests {
         let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
         assert!(html.contains("no GPU on this machine") && !html.contains("GPU timeline"));
         assert!(html.contains("class=\"verdict v-skip\""));
+        assert!(section(&html, "ranks").is_none(), "one result, no ranks section");
     }
 }

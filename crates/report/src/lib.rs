@@ -10,10 +10,12 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+mod ranks_table;
 pub mod ranks_terminal;
 pub mod terminal;
 mod timeline_svg;
 
+use launchguard_analysis::model_ranks::RanksAnalysis;
 use launchguard_analysis::{Analysis, Check, Verdict};
 use launchguard_trace::Timeline;
 
@@ -50,6 +52,20 @@ pub struct View<'a> {
     pub phases: &'a [PhaseSamples<'a>],
     /// The JSON document of the result (analysis/1 or check/1), for formats that embed it.
     pub document: &'a Document,
+    /// The ranks of a distributed run analysed together (`analyze` on several traces, `check
+    /// --tp N`); `None` for one trace. Set with [`View::with_ranks`].
+    pub ranks: Option<RanksView<'a>>,
+}
+
+/// The cross-rank part of a view: the ranks analysed together, and which rank the single-trace
+/// part of the view (`analysis`, `timeline`) belongs to, so that reports can say so.
+#[derive(Debug, Clone, Copy)]
+pub struct RanksView<'a> {
+    /// The multi-rank analysis (`launchguard.analysis-ranks/1`).
+    pub analysis: &'a RanksAnalysis,
+    /// The rank whose trace `View::analysis` and `View::timeline` are: the worst rank for
+    /// `analyze`, rank 0 for `check`.
+    pub detail_rank: u64,
 }
 
 impl<'a> View<'a> {
@@ -71,7 +87,14 @@ impl<'a> View<'a> {
             timeline: Some(timeline),
             phases: &[],
             document,
+            ranks: None,
         }
+    }
+
+    /// The same view with the cross-rank analysis `ranks`; `detail_rank` is the rank whose trace
+    /// the view's single-trace analysis and timeline are.
+    pub fn with_ranks(self, ranks: &'a RanksAnalysis, detail_rank: u64) -> Self {
+        View { ranks: Some(RanksView { analysis: ranks, detail_rank }), ..self }
     }
 }
 

@@ -1,5 +1,6 @@
 //! A compact Markdown summary — verdict, checks table, key figures — for `$GITHUB_STEP_SUMMARY`
-//! and pull-request comments.
+//! and pull-request comments. With several ranks, the ranks side by side come first and the key
+//! figures say which rank's trace they are.
 
 use std::fmt::Write as _;
 
@@ -7,7 +8,7 @@ use launchguard_analysis::intervals::percentile;
 use launchguard_analysis::{Status, Verdict};
 
 use crate::terminal::human_us;
-use crate::{value_text, Export, View};
+use crate::{ranks_table, value_text, Export, RanksView, View};
 
 /// Markdown summary.
 pub struct Markdown;
@@ -20,18 +21,9 @@ impl Export for Markdown {
             let _ = write!(out, " ({})", cell(r));
         }
         out.push_str("\n\n");
-        if let Some(a) = view.analysis {
-            let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
-            let _ = writeln!(
-                out,
-                "Trace `{}`: {} events{}\n",
-                name.replace('`', "'"),
-                a.source.events,
-                match &a.trace.profiler {
-                    Some(p) => format!(", {}", cell(p)),
-                    None => String::new(),
-                }
-            );
+        match &view.ranks {
+            Some(r) => ranks_section(&mut out, r),
+            None => trace_line(&mut out, view),
         }
         if !view.checks.is_empty() {
             out.push_str("| | check | value | limit | result |\n|---|---|---:|---:|---|\n");
@@ -52,6 +44,10 @@ impl Export for Markdown {
             }
             out.push('\n');
         }
+        if let (Some(r), Some(_)) = (&view.ranks, view.analysis) {
+            let _ = writeln!(out, "#### Detail: rank {}\n\n{}\n", r.detail_rank, ranks_table::detail_line(r));
+            trace_line(&mut out, view);
+        }
         key_figures(&mut out, view);
         phases(&mut out, view);
         if let Some(a) = view.analysis {
@@ -60,6 +56,56 @@ impl Export for Markdown {
             }
         }
         Ok(out.into_bytes())
+    }
+}
+
+/// The trace the single-trace figures come from.
+fn trace_line(out: &mut String, view: &View<'_>) {
+    let Some(a) = view.analysis else { return };
+    let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
+    let _ = writeln!(
+        out,
+        "Trace `{}`: {} events{}\n",
+        name.replace('`', "'"),
+        a.source.events,
+        match &a.trace.profiler {
+            Some(p) => format!(", {}", cell(p)),
+            None => String::new(),
+        }
+    );
+}
+
+/// The ranks side by side (one table row per rank), then the figures that compare them.
+fn ranks_section(out: &mut String, r: &RanksView<'_>) {
+    let ranks = r.analysis;
+    let t = ranks_table::table(ranks);
+    let _ = writeln!(out, "#### Ranks\n\n{}. {}\n", ranks_table::headline(ranks), cell(&t.note));
+    out.push_str("| rank | verdict |");
+    for c in &t.columns {
+        let _ = write!(out, " {} |", c.name);
+    }
+    out.push_str("\n|---|---|");
+    for c in &t.columns {
+        out.push_str(if c.num { "---:|" } else { "---|" });
+    }
+    out.push('\n');
+    for row in &t.rows {
+        let _ = write!(out, "| rank {} | {} |", row.rank, verdict_badge(row.verdict));
+        for v in &row.cells {
+            let _ = write!(out, " {} |", cell(v));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    for (label, text) in ranks_table::across(ranks) {
+        let _ = writeln!(out, "- **{label}**: {}", cell(&text));
+    }
+    out.push('\n');
+    for w in &ranks.warnings {
+        let _ = writeln!(out, "> **warning:** {}", cell(w));
+    }
+    if !ranks.warnings.is_empty() {
+        out.push('\n');
     }
 }
 
@@ -188,6 +234,7 @@ mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
     use crate::PhaseSamples;
+    use crate::View;
     use launchguard_analysis::Check;
 
     #[test]
@@ -208,6 +255,116 @@ mod tests {
             rows[0].contains("| 0.706 | 0.8 |") && rows[0].contains("busy \\| 70.6%<br>hint: look at gaps")
         );
         assert!(rows[1].contains("| – | – | no graph launch |"));
+    }
+
+    fn rank_rows(md: &str) -> Vec<&str> {
+        md.lines().filter(|l| l.starts_with("| rank ") && !l.starts_with("| rank |")).collect()
+    }
+
+    /// The synthetic TP=2 run of `test_support::two_ranks`, figures worked out by hand from its
+    /// definition: rank 0 runs each replay at 1000 and 1100 µs (gemm 20 µs, then an all-reduce to
+    /// +50), rank 1 the same 5 µs later, so rank 0's two all-reduces each wait 5 µs for it. Own
+    /// windows: rank 0 1000–1150 (busy 100), rank 1 1005–1150 (busy 90); common window 1005–1150,
+    /// 145 µs, where rank 0 is busy 95 of which 10 waiting: 65.5% and 85/145 = 58.6%; rank 1 90/145
+    /// = 62.1% with no wait. Rank 1 starts both replays last: the straggler.
+    #[test]
+    fn ranks_section_has_a_row_per_rank_and_the_cross_rank_figures() {
+        let r = crate::test_support::two_ranks();
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
+        let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
+        let md = String::from_utf8(Markdown.render(&view).unwrap()).unwrap();
+        assert!(md.starts_with("### launchguard analyze: ❌ FAIL\n\n#### Ranks\n\n2 ranks, world size 2. Figures over the common window, 145.0 µs,"), "{md}");
+        assert_eq!(
+            rank_rows(&md),
+            [
+                "| rank 0 | ❌ FAIL | 65.5% | 58.6% | 95.0 µs | 10.0 µs | 150.0 µs | 66.7% | 60.0% | 4.0 µs | 4.0 µs | 2 |",
+                "| rank 1 | ❌ FAIL | 62.1% | 62.1% | 90.0 µs | 0.0 µs | 145.0 µs | 62.1% | 62.1% | 4.0 µs | 4.0 µs | 2 |",
+            ],
+            "{md}"
+        );
+        assert!(md.contains("\n- **replay skew**: 2 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
+        assert!(
+            md.contains(
+                "\n- **straggler**: rank 1 (last to start on the GPU in 2 of 2 replays; rank 0 in 0)\n"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("\n- **clocks**: one clock: 2 matched collectives overlap on every rank (smallest overlap 25.0 µs)\n"), "{md}");
+        assert!(md.contains("\n- **worst rank**: rank 0\n"), "{md}");
+        // Kernel names are escaped like every other cell.
+        assert!(md.contains("ncclDevKernel\\_AllReduce"), "{md}");
+        // No single-trace analysis in this view: no detail section.
+        assert!(!md.contains("#### Detail"), "{md}");
+    }
+
+    #[test]
+    fn ranks_without_a_common_window_or_aligned_clocks() {
+        let mut r = crate::test_support::two_ranks();
+        r.across.common_window = None;
+        r.across.clocks.aligned = Some(false);
+        r.across.clocks.violations = 2;
+        r.across.clocks.min_overlap_us = Some(-40.0);
+        r.across.skew = None;
+        r.across.skew_common = None;
+        for k in &mut r.ranks {
+            k.common = None;
+            k.whole.collective_wait_us = None;
+            k.whole.busy_excluding_wait_us = None;
+            k.whole.occupancy_excluding_wait = None;
+        }
+        r.warnings = vec!["rank 1 | <late>".to_string()];
+        let doc = crate::Document::of(&serde_json::json!({})).unwrap();
+        let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
+        let md = String::from_utf8(Markdown.render(&view).unwrap()).unwrap();
+        assert!(
+            md.contains("No common window (see the warnings): figures over each rank's own window"),
+            "{md}"
+        );
+        // Own windows only (no second set of columns); no waiting figures without one clock.
+        assert!(
+            md.contains("| rank | verdict | occupancy | excl. waiting | busy | waiting | graph launch p50 |"),
+            "{md}"
+        );
+        assert_eq!(
+            rank_rows(&md),
+            [
+                "| rank 0 | ❌ FAIL | 66.7% | – | 100.0 µs | – | 4.0 µs | 4.0 µs | 2 |",
+                "| rank 1 | ❌ FAIL | 62.1% | – | 90.0 µs | – | 4.0 µs | 4.0 µs | 2 |",
+            ],
+            "{md}"
+        );
+        assert!(md.contains("- **replay skew**: not measured\n") && !md.contains("straggler"), "{md}");
+        assert!(
+            md.contains(
+                "- **clocks**: look unaligned: 2 of 2 matched collectives miss each other (by up to 40.0 µs)"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("> **warning:** rank 1 \\| \\<late\\>\n"), "{md}");
+    }
+
+    #[test]
+    fn the_detail_says_which_rank_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7}}]}"#).unwrap();
+        let trace = launchguard_trace::read(&path).unwrap();
+        let analysis = launchguard_analysis::analyze(&trace, &Default::default());
+        let doc = crate::Document::of(&analysis).unwrap();
+        let one = View::of_analysis(&analysis, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
+        let md = String::from_utf8(Markdown.render(&one).unwrap()).unwrap();
+        assert!(!md.contains("#### Ranks") && !md.contains("#### Detail") && !md.contains("| rank "), "{md}");
+        let r = crate::test_support::two_ranks();
+        for (detail, line) in [
+            (0, "The detail below is rank 0 (the worst rank): its trace alone, over its own window."),
+            (1, "The detail below is rank 1 (the worst rank is rank 0): its trace alone, over its own window."),
+        ] {
+            let md = String::from_utf8(Markdown.render(&one.with_ranks(&r, detail)).unwrap()).unwrap();
+            let at = md.find(&format!("#### Detail: rank {detail}\n\n{line}\n\nTrace `t.json`")).unwrap_or_else(|| panic!("{md}"));
+            // After the ranks and the checks, before the trace's own figures.
+            assert!(md.find("#### Ranks").unwrap() < at && md.find("| | check |").unwrap() < at, "{md}");
+            assert!(at < md.find("| figure | value |").unwrap(), "{md}");
+        }
     }
 
     #[test]
