@@ -503,3 +503,141 @@ fn report_files_show_the_checks_across_ranks_and_never_overwrite_an_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite"));
     assert_eq!(std::fs::read(&other).unwrap(), before);
 }
+
+/// The cells of the Markdown table row that starts with `| first |`, keyed by the header's names.
+fn markdown_row(md: &str, first: &str) -> std::collections::HashMap<String, String> {
+    let split = |line: &str| -> Vec<String> {
+        line.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect()
+    };
+    let header = split(md.lines().find(|l| l.starts_with("| rank | verdict |")).expect("the ranks table"));
+    let row = md
+        .lines()
+        .find(|l| l.starts_with(&format!("| {first} |")))
+        .unwrap_or_else(|| panic!("no row {first}"));
+    let cells = split(row);
+    assert_eq!(cells.len(), header.len(), "{row}");
+    header.into_iter().zip(cells).collect()
+}
+
+/// Each row of the HTML ranks table (`<section id="ranks">`), keyed by the header's names.
+fn html_rows(html: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let start = html.find("<section id=\"ranks\">").expect("a ranks section");
+    let end = start + html[start..].find("</section>").unwrap() + "</section>".len();
+    let doc = roxmltree::Document::parse(&html[start..end]).expect("the section is well-formed");
+    let table = doc.descendants().find(|n| n.has_tag_name("table")).unwrap();
+    let text = |n: roxmltree::Node| {
+        n.descendants().filter(|d| d.is_text()).filter_map(|d| d.text()).collect::<String>()
+    };
+    let header: Vec<String> = table
+        .descendants()
+        .filter(|n| n.has_tag_name("thead"))
+        .flat_map(|h| h.descendants())
+        .filter(|n| n.has_tag_name("th"))
+        .map(text)
+        .collect();
+    let body = table.children().find(|n| n.has_tag_name("tbody")).unwrap();
+    body.children()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|tr| {
+            let cells: Vec<String> = tr.children().filter(|n| n.has_tag_name("td")).map(text).collect();
+            assert_eq!(cells.len(), header.len());
+            header.iter().cloned().zip(cells).collect()
+        })
+        .collect()
+}
+
+/// An occupancy as the reports write it: a percentage with one decimal.
+fn percent(v: &Value) -> String {
+    format!("{:.1}%", f(v) * 100.0)
+}
+
+#[test]
+fn markdown_and_html_show_every_rank_as_the_json_says() {
+    let Some(dir) = h200x2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (md_path, html_path) = (tmp.path().join("summary.md"), tmp.path().join("report.html"));
+    let (_, doc, _) =
+        run_json(&[&dir], &["--markdown", md_path.to_str().unwrap(), "--html", html_path.to_str().unwrap()]);
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let ranks = doc["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+
+    // One row per rank in each report, no more.
+    let md_rows = md.lines().filter(|l| l.starts_with("| rank ") && !l.starts_with("| rank |")).count();
+    assert_eq!(md_rows, ranks.len(), "{md}");
+    let html_rows = html_rows(&html);
+    assert_eq!(html_rows.len(), ranks.len());
+
+    for (r, hrow) in ranks.iter().zip(&html_rows) {
+        let rank = r["rank"].as_u64().unwrap();
+        let mrow = markdown_row(&md, &format!("rank {rank}"));
+        // The common window, where the verdicts are judged, then the rank's own window.
+        let want = [
+            ("occupancy", percent(&r["common"]["occupancy"])),
+            ("excl. waiting", percent(&r["common"]["occupancy_excluding_wait"])),
+            ("occupancy, own window", percent(&r["whole"]["occupancy"])),
+            ("excl. waiting, own window", percent(&r["whole"]["occupancy_excluding_wait"])),
+        ];
+        for (column, value) in &want {
+            assert_eq!(mrow[*column], *value, "Markdown rank {rank} {column}");
+            assert_eq!(hrow[*column], *value, "HTML rank {rank} {column}");
+        }
+        assert_eq!(hrow["rank"], format!("rank {rank}"));
+        let verdict = r["verdict"].as_str().unwrap();
+        assert!(mrow["verdict"].ends_with(&verdict.to_uppercase()), "{:?}", mrow["verdict"]);
+        assert_eq!(hrow["verdict"], verdict);
+    }
+
+    // The straggler and the rank the single-trace detail belongs to, as the JSON says.
+    let straggler = doc["across"]["skew"]["straggler"].as_u64().expect("a straggler in this run");
+    let last = doc["across"]["skew"]["last_to_start"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["rank"] == straggler)
+        .unwrap()["replays"]
+        .as_u64()
+        .unwrap();
+    let replays = doc["across"]["skew"]["replays"].as_u64().unwrap();
+    let straggler_text = format!("rank {straggler} (last to start on the GPU in {last} of {replays} replays");
+    assert!(md.contains(&format!("\n- **straggler**: {straggler_text}")), "{md}");
+    assert!(html.contains(&format!("<th>straggler</th><td>{straggler_text}")));
+    let worst = doc["across"]["worst_rank"].as_u64().unwrap();
+    let detail = format!("The detail below is rank {worst} (the worst rank)");
+    let worst_file = Path::new(ranks[worst as usize]["analysis"]["source"]["path"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(
+        md.contains(&format!("#### Detail: rank {worst}\n\n{detail}: its trace alone, over its own window.\n\nTrace `{worst_file}`")),
+        "{md}"
+    );
+    assert!(html.contains(&format!("<h2>Detail: rank {worst}</h2><p class=\"note\">{detail}")));
+    // The ranks come first, the detail after the checks.
+    let at = |needle: &str| md.find(needle).unwrap_or_else(|| panic!("{needle} in {md}"));
+    assert!(at("#### Ranks") < at("| | check |") && at("| | check |") < at("#### Detail"));
+}
+
+#[test]
+fn one_trace_has_no_ranks_section() {
+    let Some(dir) = h200x2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (md_path, html_path) = (tmp.path().join("summary.md"), tmp.path().join("report.html"));
+    let out = launchguard()
+        .arg("analyze")
+        .arg(dir.join("tp2_rank1.json.gz"))
+        .arg("--markdown")
+        .arg(&md_path)
+        .arg("--html")
+        .arg(&html_path)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(!md.contains("#### Ranks") && !md.contains("#### Detail") && !md.contains("| rank "), "{md}");
+    assert!(md.contains("Trace `tp2_rank1.json.gz`"), "{md}");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(!html.contains("id=\"ranks\"") && !html.contains("Detail: rank"));
+}

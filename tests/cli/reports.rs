@@ -289,6 +289,25 @@ fn healthy_clean_writes_every_report() {
 }
 
 #[test]
+fn two_ranks_write_every_report() {
+    let Some(shared) = shared_dir() else { return };
+    // The two ranks of a TP=2 run: the reports show the ranks side by side and the worst rank's
+    // trace in detail (the figures themselves are tested in ranks.rs).
+    let (code, doc, r) = analyze_with_reports(&shared.join("traces/h200x2"), true);
+    assert_eq!(doc["schema"], "launchguard.analysis-ranks/1");
+    assert_eq!(code, if doc["verdict"] == "fail" { 1 } else { 0 });
+    assert_junit(&r.path("junit.xml"), &doc);
+    assert_markdown(&r.path("summary.md"), &doc);
+    let html = std::fs::read_to_string(r.path("report.html")).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("<section id=\"ranks\">") && html.contains("class=\"timeline\""));
+    assert_renders(&r.path("report.html"));
+    let worst = doc["across"]["worst_rank"].as_u64().unwrap() as usize;
+    let input = PathBuf::from(doc["ranks"][worst]["analysis"]["source"]["path"].as_str().unwrap());
+    assert_annotated(&input, &r.path("annotated.json"), 100.0);
+}
+
+#[test]
 fn a_large_public_trace_is_aggregated_per_pixel() {
     let Some(shared) = shared_dir() else { return };
     let trace = shared.join("traces/public/cuda/a100_trace_diff_control.json.gz");
