@@ -3,7 +3,7 @@
 //! [`crate::ranks_terminal`]: per rank over the common window (where the verdicts are judged) and
 //! over its own window, then the figures that compare the ranks.
 
-use launchguard_analysis::model_ranks::{RankFigures, RanksAnalysis, Skew};
+use launchguard_analysis::model_ranks::{RankAnalysis, RankFigures, RanksAnalysis, Skew};
 use launchguard_analysis::Verdict;
 
 use crate::terminal::human_us;
@@ -14,7 +14,8 @@ pub(crate) fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{:.1}%", x * 100.0))
 }
 
-fn opt_us(v: Option<f64>) -> String {
+/// Microseconds as short text, "–" for none.
+pub(crate) fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
 }
 
@@ -154,43 +155,9 @@ pub(crate) fn across(r: &RanksAnalysis) -> Vec<(&'static str, String)> {
     if let Some(s) = &r.across.skew_common {
         out.push(("replay skew, common window", format!("{}; straggler {}", spreads(s), straggler(s))));
     }
-    let c = &r.across.clocks;
-    let clocks = match c.aligned {
-        Some(true) => format!(
-            "one clock: {} matched collectives overlap on every rank (smallest overlap {})",
-            c.matched_collectives,
-            opt_us(c.min_overlap_us)
-        ),
-        Some(false) => format!(
-            "look unaligned: {} of {} matched collectives miss each other (by up to {})",
-            c.violations,
-            c.matched_collectives,
-            opt_us(c.min_overlap_us.map(|x| -x))
-        ),
-        None => "assumed one (no collective matched)".to_string(),
-    };
+    let clocks = clocks(r);
     out.push(("clocks", clocks));
-    let collectives: Vec<String> = r
-        .ranks
-        .iter()
-        .map(|k| {
-            let c = &k.collectives;
-            let names: Vec<String> =
-                c.names.iter().take(3).map(|n| format!("{} ×{}", short(&n.name), n.count)).collect();
-            format!(
-                "rank {}: {} kernels, {} matched across ranks{}{}",
-                k.rank,
-                c.kernels,
-                c.matched,
-                if c.point_to_point > 0 {
-                    format!(", {} point-to-point", c.point_to_point)
-                } else {
-                    String::new()
-                },
-                if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
-            )
-        })
-        .collect();
+    let collectives: Vec<String> = r.ranks.iter().map(collectives).collect();
     out.push(("collectives", collectives.join("; ")));
     out.push(("worst rank", format!("rank {}", r.across.worst_rank)));
     out
@@ -205,6 +172,40 @@ pub(crate) fn detail_line(ranks: &RanksView<'_>) -> String {
         format!("the worst rank is rank {worst}")
     };
     format!("The detail below is rank {} ({which}): its trace alone, over its own window.", ranks.detail_rank)
+}
+
+/// Whether the ranks' clocks agree, as a sentence (the matched collectives must overlap).
+pub(crate) fn clocks(r: &RanksAnalysis) -> String {
+    let c = &r.across.clocks;
+    match c.aligned {
+        Some(true) => format!(
+            "one clock: {} matched collectives overlap on every rank (smallest overlap {})",
+            c.matched_collectives,
+            opt_us(c.min_overlap_us)
+        ),
+        Some(false) => format!(
+            "look unaligned: {} of {} matched collectives miss each other (by up to {})",
+            c.violations,
+            c.matched_collectives,
+            opt_us(c.min_overlap_us.map(|x| -x))
+        ),
+        None => "assumed one (no collective matched)".to_string(),
+    }
+}
+
+/// One rank's collective kernels: "rank 0: 800 kernels, 800 matched across ranks (name ×800)".
+pub(crate) fn collectives(k: &RankAnalysis) -> String {
+    let c = &k.collectives;
+    let names: Vec<String> =
+        c.names.iter().take(3).map(|n| format!("{} ×{}", short(&n.name), n.count)).collect();
+    format!(
+        "rank {}: {} kernels, {} matched across ranks{}{}",
+        k.rank,
+        c.kernels,
+        c.matched,
+        if c.point_to_point > 0 { format!(", {} point-to-point", c.point_to_point) } else { String::new() },
+        if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
+    )
 }
 
 /// A kernel name without its argument list.

@@ -6,15 +6,8 @@ use std::fmt::Write as _;
 
 use launchguard_analysis::model_ranks::{RankFigures, RanksAnalysis, Skew};
 
+use crate::ranks_table::{self, opt_us, pct};
 use crate::terminal::{human_bytes, human_us};
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |x| format!("{:.1}%", x * 100.0))
-}
-
-fn opt_us(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), human_us)
-}
 
 const HEADER: [&str; 9] =
     ["", "window", "busy", "occupancy", "compute", "collectives", "waiting", "excl. waiting", "verdict"];
@@ -65,8 +58,7 @@ fn skew_line(out: &mut String, label: &str, s: &Skew) {
 /// Renders a multi-rank analysis for a terminal (no colour codes).
 pub fn render(r: &RanksAnalysis) -> String {
     let mut out = String::new();
-    let world = r.world_size.map_or("world size unknown".to_string(), |w| format!("world size {w}"));
-    let _ = writeln!(out, "{} ranks, {world}", r.ranks.len());
+    let _ = writeln!(out, "{}", ranks_table::headline(r));
     for rank in &r.ranks {
         let s = &rank.analysis.source;
         let _ = writeln!(
@@ -134,39 +126,10 @@ pub fn render(r: &RanksAnalysis) -> String {
         v.join("; ")
     });
     for rank in &r.ranks {
-        let c = &rank.collectives;
-        let names: Vec<String> =
-            c.names.iter().take(3).map(|n| format!("{} ×{}", short(&n.name), n.count)).collect();
-        let _ = writeln!(
-            out,
-            "{:<13}rank {}: {} kernels, {} matched across ranks{}{}",
-            if rank.rank == r.ranks[0].rank { "collectives" } else { "" },
-            rank.rank,
-            c.kernels,
-            c.matched,
-            if c.point_to_point > 0 {
-                format!(", {} point-to-point", c.point_to_point)
-            } else {
-                String::new()
-            },
-            if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
-        );
+        let label = if rank.rank == r.ranks[0].rank { "collectives" } else { "" };
+        let _ = writeln!(out, "{label:<13}{}", ranks_table::collectives(rank));
     }
-    let c = &r.across.clocks;
-    let clocks = match c.aligned {
-        Some(true) => format!(
-            "one clock: {} matched collectives overlap on every rank (smallest overlap {})",
-            c.matched_collectives,
-            opt_us(c.min_overlap_us)
-        ),
-        Some(false) => format!(
-            "look unaligned: {} of {} matched collectives miss each other (by up to {})",
-            c.violations,
-            c.matched_collectives,
-            opt_us(c.min_overlap_us.map(|x| -x))
-        ),
-        None => "assumed one (no collective matched)".to_string(),
-    };
+    let clocks = ranks_table::clocks(r);
     let _ = writeln!(out, "{:<13}{clocks}", "clocks");
     match &r.across.skew {
         Some(s) => skew_line(&mut out, "replay skew", s),
@@ -186,9 +149,4 @@ pub fn render(r: &RanksAnalysis) -> String {
     }
     let _ = writeln!(out, "verdict: {}", r.verdict.as_str().to_uppercase());
     out
-}
-
-/// A kernel name without its argument list, for one line.
-fn short(name: &str) -> &str {
-    name.split('(').next().unwrap_or(name)
 }
