@@ -176,6 +176,10 @@ pub struct WorkloadArgs {
     /// Busy-wait this many µs before each replay, to test the guard itself.
     #[arg(long, value_name = "US", default_value_t = 0.0)]
     pub inject_delay_us: f64,
+    /// Only these ranks busy-wait (comma-separated; default every rank): a slow rank alone must
+    /// be caught too.
+    #[arg(long, value_name = "RANKS", value_delimiter = ',')]
+    pub inject_delay_ranks: Option<Vec<u32>>,
 }
 
 /// Limits of the checks that `check` adds.

@@ -79,6 +79,9 @@ pub fn options(
     anyhow::ensure!(c.tp >= 1, "--tp must be at least 1");
     anyhow::ensure!(c.timeout_s >= 1, "--timeout must be at least 1 s");
     anyhow::ensure!(workload_args.inject_delay_us >= 0.0, "--inject-delay-us must not be negative");
+    if let Some(bad) = workload_args.inject_delay_ranks.iter().flatten().find(|&&r| r >= c.tp) {
+        anyhow::bail!("--inject-delay-ranks names rank {bad}, but --tp {} has ranks 0 to {}", c.tp, c.tp - 1);
+    }
     let preset_default = config.check.preset.clone();
     let python_explicit = workload_args.python.is_some() || config.check.python != "python3";
     let user_set_occupancy = thresholds.occupancy_fail.is_some()
@@ -111,6 +114,7 @@ pub fn options(
         config,
         python_explicit,
         inject_delay_us: workload_args.inject_delay_us,
+        inject_delay_ranks: workload_args.inject_delay_ranks.clone(),
         keep_trace: None,
         progress,
         user_set_occupancy,

@@ -38,6 +38,8 @@ pub struct Options {
     pub python_explicit: bool,
     /// µs busy-waited before each replay, to test the guard.
     pub inject_delay_us: f64,
+    /// The ranks that busy-wait (`None`: every rank).
+    pub inject_delay_ranks: Option<Vec<u32>>,
     /// Copy the profiled trace here (`{rank}` or `.rankN` for several ranks).
     pub keep_trace: Option<PathBuf>,
     /// Show phase progress on stderr.
@@ -80,6 +82,7 @@ fn base_report(opts: &Options) -> CheckReport {
         reason: None,
         workload: opts.workload.clone(),
         inject_delay_us: opts.inject_delay_us,
+        inject_delay_ranks: opts.inject_delay_ranks.clone(),
         tp: opts.config.check.tp,
         thresholds: opts.config.thresholds.clone(),
         linkage: opts.linkage.clone(),
@@ -112,6 +115,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
             schema: protocol::CONFIG_SCHEMA,
             workload: opts.workload.clone(),
             inject_delay_us: opts.inject_delay_us,
+            inject_delay_ranks: opts.inject_delay_ranks.clone(),
             trace_path: String::new(),
             result_path: String::new(),
             annotation: ANNOTATION.to_string(),

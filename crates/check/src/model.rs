@@ -29,6 +29,9 @@ pub struct CheckReport {
     pub workload: Workload,
     /// µs injected before each replay (0 in real use).
     pub inject_delay_us: f64,
+    /// The ranks that busy-waited (absent: every rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inject_delay_ranks: Option<Vec<u32>>,
     /// Tensor-parallel degree.
     pub tp: u32,
     /// Trace limits in force, after the per-graph adjustments.

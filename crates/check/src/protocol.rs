@@ -26,6 +26,9 @@ pub struct WorkloadConfig {
     pub workload: Workload,
     /// µs busy-waited before each replay, to test the guard itself.
     pub inject_delay_us: f64,
+    /// The ranks that busy-wait (`None`: every rank), to test that one slow rank is caught.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inject_delay_ranks: Option<Vec<u32>>,
     /// Where the profiled session's trace goes (`{rank}` is replaced per rank).
     pub trace_path: String,
     /// Where the result goes (`{rank}` is replaced per rank).

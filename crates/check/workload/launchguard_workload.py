@@ -326,6 +326,9 @@ def run(cfg):
 
     dtype = getattr(torch, cfg.get("dtype", "float16"))
     delay_us = float(cfg.get("inject_delay_us", 0))
+    delay_ranks = cfg.get("inject_delay_ranks")
+    if delay_ranks is not None and rank not in delay_ranks:
+        delay_us = 0.0
     with Phase(timings, "capture", rank):
         torch.manual_seed(1234)
         model = build_model(torch, cfg, world, rank).to(device=device, dtype=dtype).eval()
