@@ -9,22 +9,18 @@
 //! profiler) yields a valid file holding the complete events before the cut.
 
 use std::fmt::Write as _;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use launchguard_analysis::intervals::Span;
 use launchguard_analysis::model::Replay;
-use launchguard_trace::input::{self, Input};
 use launchguard_trace::time::format_ns_as_micros;
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
 
-use crate::findings::Findings;
 use crate::terminal::human_us;
 use crate::{Export, View};
+use launchguard_analysis::spans::Findings;
 
 /// Process id of the added tracks. Linux pids stay below 2^22, so no process of the trace has it
 /// and the tracks never merge with the trace's own. A number, not a name: Perfetto's JSON importer
@@ -50,10 +46,10 @@ impl Export for AnnotatedTrace<'_> {
         let extra = events(view)?;
         if self.gzip {
             let mut gz = GzEncoder::new(out, Compression::default());
-            splice(self.input, &extra, &mut gz)?;
+            launchguard_trace::splice::append_events(self.input, &extra, &mut gz)?;
             gz.finish()?;
         } else {
-            splice(self.input, &extra, out)?;
+            launchguard_trace::splice::append_events(self.input, &extra, out)?;
         }
         Ok(())
     }
@@ -176,174 +172,6 @@ fn replay_args(r: &Replay) -> String {
     s
 }
 
-/// Copies the trace at `path` into `out` with `extra` appended to its events array.
-pub fn splice(path: &Path, extra: &[String], out: &mut dyn Write) -> anyhow::Result<()> {
-    let (input, _) = input::open(path)?;
-    let mut state = Splicer { out, extra, spliced: false, closed: false, io: None };
-    let result = match input {
-        Input::Plain(map) => {
-            let mut de = serde_json::Deserializer::from_slice(&map);
-            Top(&mut state).deserialize(&mut de)
-        }
-        Input::Gzip(reader) => {
-            let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
-            Top(&mut state).deserialize(&mut de)
-        }
-    };
-    if let Some(e) = state.io.take() {
-        return Err(e).context("writing the annotated trace");
-    }
-    match result {
-        Ok(()) if state.spliced => Ok(()),
-        Ok(()) => anyhow::bail!("{} has no traceEvents array to annotate", path.display()),
-        // Cut short after the events were copied: the copy was closed and is valid.
-        Err(_) if state.closed => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
-struct Splicer<'a> {
-    out: &'a mut dyn Write,
-    extra: &'a [String],
-    /// The new events are in.
-    spliced: bool,
-    /// The input ended early and the copy was closed by us.
-    closed: bool,
-    /// The first write error (serde's error type cannot carry it).
-    io: Option<std::io::Error>,
-}
-
-impl Splicer<'_> {
-    fn put<E: de::Error>(&mut self, bytes: &[u8]) -> Result<(), E> {
-        self.out.write_all(bytes).map_err(|e| {
-            let msg = e.to_string();
-            self.io.get_or_insert(e);
-            E::custom(msg)
-        })
-    }
-
-    /// Writes the new events after `n` copied ones.
-    fn put_extra<E: de::Error>(&mut self, n: u64) -> Result<(), E> {
-        for (i, ev) in self.extra.iter().enumerate() {
-            self.put(if n + i as u64 == 0 { b"\n" } else { b",\n" })?;
-            self.put(ev.as_bytes())?;
-        }
-        self.spliced = true;
-        Ok(())
-    }
-}
-
-/// The document: an object holding `traceEvents`, or a bare array of events.
-struct Top<'s, 'a>(&'s mut Splicer<'a>);
-
-impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a trace: an object with traceEvents or an array of events")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let s = self.0;
-        s.put(b"{")?;
-        let mut first = true;
-        loop {
-            let key = match map.next_key::<String>() {
-                Ok(Some(k)) => k,
-                Ok(None) => break,
-                Err(e) => {
-                    if s.spliced {
-                        s.put(b"\n}\n")?;
-                        s.closed = true;
-                    }
-                    return Err(e);
-                }
-            };
-            if !first {
-                s.put(b",\n")?;
-            }
-            first = false;
-            s.put(json_str(&key).as_bytes())?;
-            s.put(b": ")?;
-            if key == "traceEvents" && !s.spliced {
-                map.next_value_seed(Events { s: &mut *s, close: b"]\n}\n" })?;
-            } else {
-                match map.next_value::<Box<RawValue>>() {
-                    Ok(v) => s.put(v.get().as_bytes())?,
-                    Err(e) => {
-                        // A later key cut short: drop it, keep what came before.
-                        if s.spliced {
-                            s.put(b"null\n}\n")?;
-                            s.closed = true;
-                        }
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        s.put(b"\n}\n")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Events { s: self.0, close: b"]\n" }.visit_seq(seq)
-    }
-}
-
-/// The events array: copied element by element, the new events added at its end.
-struct Events<'s, 'a> {
-    s: &'s mut Splicer<'a>,
-    /// What closes the document when the input is cut short inside the array.
-    close: &'static [u8],
-}
-
-impl<'de> DeserializeSeed<'de> for Events<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let s = self.s;
-        s.put(b"[")?;
-        let mut n = 0u64;
-        loop {
-            match seq.next_element::<Box<RawValue>>() {
-                Ok(Some(v)) => {
-                    s.put(if n == 0 { b"\n" } else { b",\n" })?;
-                    s.put(v.get().as_bytes())?;
-                    n += 1;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    // Cut short inside the events: keep the complete ones, close the document.
-                    s.put_extra(n)?;
-                    s.put(b"\n")?;
-                    s.put(self.close)?;
-                    s.closed = true;
-                    return Err(e);
-                }
-            }
-        }
-        s.put_extra(n)?;
-        s.put(b"\n]")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,9 +194,11 @@ mod tests {
         let path = dir.path().join("t.json");
         std::fs::write(&path, text).unwrap();
         let trace = launchguard_trace::read(&path).unwrap();
-        let analysis = analyze(&trace, &Options::default());
+        let analysis =
+            launchguard_judge::analysis(analyze(&trace, &Options::default()).unwrap(), &Default::default());
         let doc = crate::Document::of(&analysis).unwrap();
-        let view = View::of_analysis(&analysis, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
+        let view =
+            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
         let out = AnnotatedTrace { input: &path, gzip }.render(&view).unwrap();
         (out, std::fs::read(&path).unwrap())
     }

@@ -71,6 +71,14 @@ pub enum TraceError {
         /// What the parser said, with the line and column.
         detail: String,
     },
+    /// Writing a copy of the trace failed.
+    #[error("writing a copy of {path}: {source}")]
+    Write {
+        /// The trace being copied.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The gzip data expands far more than any trace does.
     #[error("{0}: gzip data expands more than {ratio}× its compressed size: refusing a gzip bomb", ratio = crate::input::MAX_GZIP_RATIO)]
     GzipBomb(PathBuf),

@@ -238,6 +238,26 @@ impl TimelineBuilder {
         }
     }
 
+    /// Keeps the `args` of a launchguard context event whose whole element text is `element`
+    /// (the fast parser hands the bytes; metadata events are few, so parsing them again is cheap).
+    pub fn push_context_element(&mut self, element: &[u8]) {
+        let args = (element.len() <= crate::timeline::MAX_CONTEXT_BYTES)
+            .then(|| serde_json::from_slice::<serde_json::Value>(element).ok())
+            .flatten();
+        self.push_context(args.as_ref().and_then(|v| v.get("args")));
+    }
+
+    /// Keeps `args` of a launchguard context event (the first one only); counts every one.
+    pub fn push_context(&mut self, args: Option<&serde_json::Value>) {
+        let t = &mut self.timeline;
+        t.context_events += 1;
+        if t.context.is_none() {
+            t.context = args
+                .and_then(|a| serde_json::to_string(a).ok())
+                .filter(|text| text.len() <= crate::timeline::MAX_CONTEXT_BYTES);
+        }
+    }
+
     /// The metadata to fill from the keys around the events.
     pub fn meta_mut(&mut self) -> &mut crate::timeline::TraceMeta {
         &mut self.timeline.meta

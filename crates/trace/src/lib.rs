@@ -17,6 +17,7 @@ pub mod event;
 mod fast;
 pub mod input;
 mod simple;
+pub mod splice;
 pub mod time;
 pub mod timeline;
 

@@ -112,12 +112,22 @@ impl<'de> Visitor<'de> for Events<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(v) = seq.next_element::<Value>()? {
             match &v {
+                Value::Object(obj) if is_context_event(obj) => {
+                    self.builder.push_context(obj.get("args"));
+                    self.builder.push(&raw_event(obj));
+                }
                 Value::Object(obj) => self.builder.push(&raw_event(obj)),
                 _ => self.builder.push_non_object(),
             }
         }
         Ok(())
     }
+}
+
+/// A launchguard context event: metadata (`"ph": "M"`) named [`crate::CONTEXT_EVENT`].
+fn is_context_event(obj: &Map<String, Value>) -> bool {
+    obj.get("ph").and_then(Value::as_str) == Some("M")
+        && obj.get("name").and_then(Value::as_str) == Some(crate::CONTEXT_EVENT)
 }
 
 fn scalar(v: Option<&Value>) -> Scalar<'_> {

@@ -195,7 +195,18 @@ pub struct Timeline {
     pub events: u64,
     /// Events skipped, by reason.
     pub skipped: SkipCounts,
+    /// The `args` of the first launchguard context event (`"ph": "M"`, name
+    /// [`CONTEXT_EVENT`]), as JSON text: what `check` measured besides the trace.
+    pub context: Option<String>,
+    /// Context events seen (more than one: traces joined, or a copy of a copy).
+    pub context_events: u64,
 }
+
+/// Name of the metadata event in which `check` leaves its workload context in a trace.
+pub const CONTEXT_EVENT: &str = "launchguard_context";
+
+/// Context events larger than this are counted but not kept: `check` writes a few tens of KB.
+pub const MAX_CONTEXT_BYTES: usize = 4 << 20;
 
 impl Timeline {
     /// Every record, count and header fact, with string ids resolved, one line each: two
@@ -226,6 +237,7 @@ impl Timeline {
         for a in &self.annotations {
             let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
         }
+        let _ = writeln!(out, "C {} {:?}", self.context_events, self.context);
         out
     }
 }

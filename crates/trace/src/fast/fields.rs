@@ -213,6 +213,12 @@ impl<'a> Cursor<'a> {
         let ascii = self.check_utf8(start, close + 1)?;
         let buf = self.buf;
         if f.ph.kind == Kind::Str && &buf[f.ph.start..f.ph.end] != b"X" {
+            // A metadata event may be launchguard's context: rare, so read again whole.
+            if &buf[f.ph.start..f.ph.end] == b"M"
+                && f.name.text(buf, ascii).as_deref() == Some(crate::CONTEXT_EVENT)
+            {
+                builder.push_context_element(&buf[start..close + 1]);
+            }
             // Flows and other phases, half the events of a trace: only the time is looked at.
             builder.push_not_complete(&f.ts.scalar(buf, ascii));
             return Ok(close + 1);

@@ -44,6 +44,10 @@ pub(crate) fn join(into: &mut Timeline, parts: Vec<Timeline>) {
             ..a
         }));
         into.events += part.events;
+        into.context_events += part.context_events;
+        if into.context.is_none() {
+            into.context = part.context;
+        }
         into.skipped.missing_ts += part.skipped.missing_ts;
         into.skipped.bad_dur += part.skipped.bad_dur;
         into.skipped.not_an_object += part.skipped.not_an_object;

@@ -1,0 +1,191 @@
+//! Copying a trace with events added: the input is streamed, never modified, and never held
+//! whole. serde_json walks it value by value and each value's exact text (`RawValue`) is copied
+//! out, so every number and string of the original survives byte for byte; only whitespace between
+//! values changes. The new events go at the end of `traceEvents` (or of a bare array). A truncated
+//! input (a crashed profiler) yields a valid file holding the complete events before the cut.
+//!
+//! `check` adds its workload context this way; the annotated trace adds its findings.
+
+use std::io::{BufReader, Write};
+use std::path::Path;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::error::TraceError;
+use crate::input::{self, Input};
+
+/// Copies the trace at `path` into `out` with `extra` (each one JSON object) appended to its
+/// events array.
+pub fn append_events(path: &Path, extra: &[String], out: &mut dyn Write) -> Result<(), TraceError> {
+    let (input, _) = input::open(path)?;
+    let mut state = Splicer { out, extra, spliced: false, closed: false, io: None };
+    let result = match input {
+        Input::Plain(map) => {
+            let mut de = serde_json::Deserializer::from_slice(&map);
+            Top(&mut state).deserialize(&mut de)
+        }
+        Input::Gzip(reader) => {
+            let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
+            Top(&mut state).deserialize(&mut de)
+        }
+    };
+    if let Some(source) = state.io.take() {
+        return Err(TraceError::Write { path: path.to_path_buf(), source });
+    }
+    match result {
+        Ok(()) if state.spliced => Ok(()),
+        Ok(()) => {
+            Err(TraceError::NotATrace { path: path.to_path_buf(), detail: "no traceEvents array".into() })
+        }
+        // Cut short after the events were copied: the copy was closed and is valid.
+        Err(_) if state.closed => Ok(()),
+        Err(e) => Err(TraceError::NotJson { path: path.to_path_buf(), detail: e.to_string() }),
+    }
+}
+
+struct Splicer<'a> {
+    out: &'a mut dyn Write,
+    extra: &'a [String],
+    /// The new events are in.
+    spliced: bool,
+    /// The input ended early and the copy was closed by us.
+    closed: bool,
+    /// The first write error (serde's error type cannot carry it).
+    io: Option<std::io::Error>,
+}
+
+impl Splicer<'_> {
+    fn put<E: de::Error>(&mut self, bytes: &[u8]) -> Result<(), E> {
+        self.out.write_all(bytes).map_err(|e| {
+            let msg = e.to_string();
+            self.io.get_or_insert(e);
+            E::custom(msg)
+        })
+    }
+
+    /// Writes the new events after `n` copied ones.
+    fn put_extra<E: de::Error>(&mut self, n: u64) -> Result<(), E> {
+        for (i, ev) in self.extra.iter().enumerate() {
+            self.put(if n + i as u64 == 0 { b"\n" } else { b",\n" })?;
+            self.put(ev.as_bytes())?;
+        }
+        self.spliced = true;
+        Ok(())
+    }
+}
+
+/// The document: an object holding `traceEvents`, or a bare array of events.
+struct Top<'s, 'a>(&'s mut Splicer<'a>);
+
+impl<'de> DeserializeSeed<'de> for Top<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a trace: an object with traceEvents or an array of events")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let s = self.0;
+        s.put(b"{")?;
+        let mut first = true;
+        loop {
+            let key = match map.next_key::<String>() {
+                Ok(Some(k)) => k,
+                Ok(None) => break,
+                Err(e) => {
+                    if s.spliced {
+                        s.put(b"\n}\n")?;
+                        s.closed = true;
+                    }
+                    return Err(e);
+                }
+            };
+            if !first {
+                s.put(b",\n")?;
+            }
+            first = false;
+            s.put(json_str(&key).as_bytes())?;
+            s.put(b": ")?;
+            if key == "traceEvents" && !s.spliced {
+                map.next_value_seed(Events { s: &mut *s, close: b"]\n}\n" })?;
+            } else {
+                match map.next_value::<Box<RawValue>>() {
+                    Ok(v) => s.put(v.get().as_bytes())?,
+                    Err(e) => {
+                        // A later key cut short: drop it, keep what came before.
+                        if s.spliced {
+                            s.put(b"null\n}\n")?;
+                            s.closed = true;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        s.put(b"\n}\n")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Events { s: self.0, close: b"]\n" }.visit_seq(seq)
+    }
+}
+
+/// The events array: copied element by element, the new events added at its end.
+struct Events<'s, 'a> {
+    s: &'s mut Splicer<'a>,
+    /// What closes the document when the input is cut short inside the array.
+    close: &'static [u8],
+}
+
+impl<'de> DeserializeSeed<'de> for Events<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let s = self.s;
+        s.put(b"[")?;
+        let mut n = 0u64;
+        loop {
+            match seq.next_element::<Box<RawValue>>() {
+                Ok(Some(v)) => {
+                    s.put(if n == 0 { b"\n" } else { b",\n" })?;
+                    s.put(v.get().as_bytes())?;
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // Cut short inside the events: keep the complete ones, close the document.
+                    s.put_extra(n)?;
+                    s.put(b"\n")?;
+                    s.put(self.close)?;
+                    s.closed = true;
+                    return Err(e);
+                }
+            }
+        }
+        s.put_extra(n)?;
+        s.put(b"\n]")
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
