@@ -78,6 +78,13 @@ pub struct ThresholdArgs {
     /// rank, median for multi-rank traces].
     #[arg(long, value_name = "STAT")]
     pub launch_statistic: Option<LaunchStatisticArg>,
+    /// The GPU idle before each replay (median) at or above this fails, unless the fraction of
+    /// the GPU time per replay below is more [default: 20].
+    #[arg(long, value_name = "US")]
+    pub replay_idle_fail_us: Option<f64>,
+    /// ... or at or above this fraction of the GPU time per replay [default: 0.10].
+    #[arg(long, value_name = "FRACTION")]
+    pub replay_idle_fail_fraction: Option<f64>,
 }
 
 /// `--launch-statistic` values.
@@ -114,10 +121,15 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Keep only GPU activity inside user_annotation / gpu_user_annotation spans whose name
-    /// matches this regular expression (serving traces mark decode steps this way).
+    /// Measure only from the first user_annotation / gpu_user_annotation span whose name matches
+    /// this regular expression to the last one (serving traces mark decode steps this way); the
+    /// time between matching spans stays in.
     #[arg(long, value_name = "REGEX")]
     pub within: Option<String>,
+    /// With --within, measure inside the matching spans only, leaving out the time between
+    /// them (which hides overhead spent between steps; the report says so).
+    #[arg(long, requires = "within")]
+    pub within_interiors: bool,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     #[command(flatten)]

@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use launchguard_analysis::analyze::{analyze, Options};
 use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
+use launchguard_analysis::Analysis;
 use launchguard_trace::{Parser, Trace};
 
 use crate::cli::{AnalyzeArgs, Format, ParserArg};
 use crate::outputs;
 
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
-    let config = super::config::load(&args.thresholds)?;
+    let settings = super::settings::thresholds(&args.thresholds)?;
     let within = args
         .within
         .as_deref()
@@ -25,22 +26,55 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         ParserArg::Simple => Parser::Simple,
     };
     let paths = expand(&args.traces)?;
-    let opts = Options { within, thresholds: config.thresholds.clone() };
+    let opts = Options {
+        within,
+        within_interiors: args.within_interiors,
+        gap_us: settings.config.thresholds.gap_us,
+    };
     if paths.len() > 1 {
-        return several(&args, &paths, parser, &opts);
+        return several(&args, &paths, parser, &opts, &settings);
     }
     let trace = read(&paths[0], parser)?;
-    let analysis = analyze(&trace, &opts);
-    let document = launchguard_report::Document::of(&analysis)?;
-    let view = launchguard_report::View::of_analysis(
-        &analysis,
-        &trace.timeline,
-        &analysis.checks,
-        analysis.verdict,
-        &document,
-    );
+    let figures = analyze(&trace, &opts)?;
+    usable(&figures, &paths[0])?;
+    let judged = launchguard_judge::analysis(figures, &settings);
+    let document = launchguard_report::Document::of(&judged)?;
+    // A trace `check` kept carries its host samples: shown as `check` shows them.
+    let phases: Vec<launchguard_report::PhaseSamples<'_>> = judged
+        .figures
+        .workload
+        .iter()
+        .flat_map(|w| {
+            ["before", "profiled", "after"].into_iter().filter_map(|label| {
+                w.phases.get(label).map(|report| launchguard_report::PhaseSamples { label, report })
+            })
+        })
+        .collect();
+    let view = launchguard_report::View {
+        phases: &phases,
+        ..launchguard_report::View::of_analysis(
+            &judged.figures,
+            &trace.timeline,
+            &judged.checks,
+            judged.verdict,
+            &document,
+        )
+    }
+    .with_reason(judged.reason.as_deref());
     outputs::emit(&view, args.format, &args.reports, Some(&paths[0]))?;
-    Ok(analysis.verdict.exit_code() as u8)
+    Ok(judged.verdict.exit_code() as u8)
+}
+
+/// A trace without GPU activity cannot show a starved GPU: it is unusable input, not 0% occupancy.
+fn usable(a: &Analysis, path: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !a.devices.is_empty(),
+        "{}: no GPU activity in the trace ({} events read): the profiler recorded no kernels, copies or fills; \
+         profile with GPU activities (torch.profiler activities=[CPU, CUDA])",
+        path.display(),
+        a.source.events
+    );
+    Ok(())
 }
 
 /// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`).
@@ -88,7 +122,13 @@ fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
 
 /// Several traces: the ranks of one run. Report files (`--junit`, `--html`, …) show the worst
 /// rank, with the checks across ranks; `--annotate-trace` annotates the worst rank's trace.
-fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options) -> anyhow::Result<u8> {
+fn several(
+    args: &AnalyzeArgs,
+    paths: &[PathBuf],
+    parser: Parser,
+    opts: &Options,
+    settings: &launchguard_judge::Settings,
+) -> anyhow::Result<u8> {
     anyhow::ensure!(
         opts.within.is_none(),
         "--within works on one trace only for now: the cross-rank figures cover whole traces"
@@ -96,7 +136,11 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
     let traces = paths.iter().map(|p| read(p, parser)).collect::<anyhow::Result<Vec<Trace>>>()?;
     let ids = identify(&traces)?;
     let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
-    let result = analyze_ranks(&ranks, opts);
+    let figures = analyze_ranks(&ranks, opts)?;
+    for (rank, r) in figures.ranks.iter().zip(&ranks) {
+        usable(&rank.analysis, &r.trace.source.path).with_context(|| format!("rank {}", rank.rank))?;
+    }
+    let result = launchguard_judge::ranks(figures, settings);
     let document = launchguard_report::Document::of(&result)?;
     let (worst, worst_trace) = result
         .ranks
@@ -106,12 +150,13 @@ fn several(args: &AnalyzeArgs, paths: &[PathBuf], parser: Parser, opts: &Options
         .map(|(r, t)| (r, t.trace))
         .context("the worst rank is not among the ranks")?;
     let view = launchguard_report::View::of_analysis(
-        &worst.analysis,
+        &worst.analysis.figures,
         &worst_trace.timeline,
         &result.checks,
         result.verdict,
         &document,
     )
+    .with_reason(result.reason.as_deref())
     .with_ranks(&result, worst.rank);
     // No report may overwrite any of the inputs, not only the worst rank's.
     let r = &args.reports;

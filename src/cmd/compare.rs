@@ -2,17 +2,12 @@
 
 use std::io::Write;
 
-use launchguard_analysis::Config;
 use launchguard_check::compare;
 
 use crate::cli::{CompareArgs, Format};
 
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
-    let cfg = match &args.config {
-        Some(path) => Config::from_file(path)?.compare,
-        None => Default::default(),
-    };
-    compare::validate_config(&cfg)?;
+    let cfg = super::settings::compare(args.config.as_deref())?.config.compare;
     let baseline = compare::read_result(&args.baseline)?;
     let current = compare::read_result(&args.current)?;
     let mut c = compare::compare(&baseline, &current, &cfg, args.force);
@@ -23,7 +18,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     c.baseline.path = Some(args.baseline.display().to_string());
     c.current.path = Some(args.current.display().to_string());
     let text = match args.format {
-        Format::Text => compare::render_terminal(&c),
+        Format::Text => launchguard_report::compare::render_terminal(&c),
         Format::Json => serde_json::to_string_pretty(&c)? + "\n",
     };
     let mut out = std::io::stdout().lock();

@@ -2,14 +2,13 @@
 
 use std::io::Write;
 
-use launchguard_analysis::{Check, Status};
-use launchguard_linkage::{forbidden, inspect, render_terminal, LinkageReport, Options, Target};
+use launchguard_linkage::{forbidden, inspect, render_terminal, Options, Target};
 
 use crate::cli::{Format, LinkageArgs};
 
 pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
     let mut forbid = match &args.config {
-        Some(path) => launchguard_analysis::Config::from_file(path)?.linkage.forbid,
+        Some(path) => launchguard_judge::Config::from_file(path)?.linkage.forbid,
         None => Vec::new(),
     };
     forbid.extend(args.forbid.iter().cloned());
@@ -32,35 +31,4 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(if violations.is_empty() { 0 } else { 1 })
-}
-
-/// The linkage check of `check`: the backend is always reported; it fails only where
-/// `linkage.forbid` says so.
-pub fn linkage_check(report: &LinkageReport, forbid: &[String]) -> anyhow::Result<Check> {
-    let violations = forbidden(report, forbid)?;
-    let chain = report
-        .profiler_libraries
-        .iter()
-        // `via` runs from the inspected library down to this one, itself included.
-        .map(|l| l.via.join(" → "))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let mut msg = format!("PyTorch links profiler backend {}", report.profiler_backend.as_str());
-    if !chain.is_empty() {
-        msg.push_str(&format!(" ({chain})"));
-    }
-    if !report.unresolved.is_empty() {
-        msg.push_str(&format!("; {} dependencies unresolved", report.unresolved.len()));
-    }
-    let (status, msg) = if violations.is_empty() {
-        (Status::Pass, msg)
-    } else {
-        (Status::Fail, format!("{msg}; forbidden by linkage.forbid: {}", violations.join("; ")))
-    };
-    let mut c = Check::new("linkage", status, None, None, msg);
-    c.value = serde_json::json!(report.profiler_backend.as_str());
-    if !forbid.is_empty() {
-        c.limit = serde_json::json!(forbid);
-    }
-    Ok(c)
 }

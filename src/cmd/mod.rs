@@ -3,9 +3,9 @@
 mod analyze;
 mod check;
 mod compare;
-pub mod config;
 mod linkage;
 mod selftest;
+mod settings;
 
 use crate::cli::{Cli, Command};
 

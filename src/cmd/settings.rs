@@ -1,31 +1,39 @@
-//! Merging configuration: defaults, then the TOML file, then flags.
+//! Every command's settings, merged in one place: defaults, then the TOML file, then flags. What
+//! the user set is remembered ([`Settings::explicit`]), so the judge never adapts a limit the user
+//! chose. Inconsistent settings are refused here, before anything runs.
 
-use launchguard_analysis::config::LaunchStatistic;
-use launchguard_analysis::Config;
+use std::path::Path;
 
-use crate::cli::{LaunchStatisticArg, ThresholdArgs};
+use launchguard_judge::config::LaunchStatistic;
+use launchguard_judge::Settings;
 
-/// Loads the config file (if any) and applies the flags over it.
-pub fn load(args: &ThresholdArgs) -> anyhow::Result<Config> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_file(path)?,
-        None => Config::default(),
-    };
-    let t = &mut config.thresholds;
+use crate::cli::{CheckLimitArgs, LaunchStatisticArg, ThresholdArgs, WorkloadArgs};
+
+/// The file (if any) with the threshold flags over it.
+pub fn thresholds(args: &ThresholdArgs) -> anyhow::Result<Settings> {
+    let mut s = file(args.config.as_deref())?;
+    let set = |key: &str, s: &mut Settings| s.set_by_flag(&format!("thresholds.{key}"));
+    let t = &mut s.config.thresholds;
+    let mut flagged = Vec::new();
     if let Some(v) = args.occupancy_fail {
         t.occupancy_fail = v;
+        flagged.push("occupancy_fail");
     }
     if let Some(v) = args.occupancy_warn {
         t.occupancy_warn = v;
+        flagged.push("occupancy_warn");
     }
     if let Some(v) = args.gap_us {
         t.gap_us = v;
+        flagged.push("gap_us");
     }
     if let Some(v) = args.max_gaps {
         t.max_gaps = v;
+        flagged.push("max_gaps");
     }
     if let Some(v) = args.launch_fail_us {
         t.launch_fail_us = v;
+        flagged.push("launch_fail_us");
     }
     if let Some(v) = args.launch_statistic {
         t.launch_statistic = match v {
@@ -33,28 +41,117 @@ pub fn load(args: &ThresholdArgs) -> anyhow::Result<Config> {
             LaunchStatisticArg::Mean => LaunchStatistic::Mean,
             LaunchStatisticArg::Median => LaunchStatistic::Median,
         };
+        flagged.push("launch_statistic");
     }
-    validate(&config)?;
-    Ok(config)
+    if let Some(v) = args.replay_idle_fail_us {
+        t.replay_idle_fail_us = v;
+        flagged.push("replay_idle_fail_us");
+    }
+    if let Some(v) = args.replay_idle_fail_fraction {
+        t.replay_idle_fail_fraction = v;
+        flagged.push("replay_idle_fail_fraction");
+    }
+    for key in flagged {
+        set(key, &mut s);
+    }
+    validate(&s)?;
+    Ok(s)
 }
 
-fn validate(c: &Config) -> anyhow::Result<()> {
-    let t = &c.thresholds;
+/// `check`'s and `selftest`'s settings: the thresholds, then the workload and limit flags.
+pub fn check(
+    workload: &WorkloadArgs,
+    thresholds_args: &ThresholdArgs,
+    limits: &CheckLimitArgs,
+) -> anyhow::Result<Settings> {
+    let mut s = thresholds(thresholds_args)?;
+    let c = &mut s.config.check;
+    let mut flagged = Vec::new();
+    if let Some(p) = &workload.python {
+        c.python = p.clone();
+        flagged.push("python");
+    }
+    if let Some(t) = workload.tp {
+        c.tp = t;
+        flagged.push("tp");
+    }
+    if let Some(t) = workload.timeout {
+        c.timeout_s = t;
+        flagged.push("timeout_s");
+    }
+    if let Some(p) = &workload.preset {
+        c.preset = p.clone();
+        flagged.push("preset");
+    }
+    if let Some(v) = limits.headroom_fraction {
+        c.headroom_fraction = v;
+        flagged.push("headroom_fraction");
+    }
+    if let Some(v) = limits.headroom_abs_us {
+        c.headroom_abs_us = v;
+        flagged.push("headroom_abs_us");
+    }
+    if let Some(v) = limits.residual_warn_ratio {
+        c.residual_warn_ratio = v;
+        flagged.push("residual_warn_ratio");
+    }
+    for key in flagged {
+        s.set_by_flag(&format!("check.{key}"));
+    }
+    validate(&s)?;
+    Ok(s)
+}
+
+/// `compare`'s settings: the file's `[compare]` limits.
+pub fn compare(config: Option<&Path>) -> anyhow::Result<Settings> {
+    let s = file(config)?;
+    validate(&s)?;
+    Ok(s)
+}
+
+/// The configuration file over the defaults, or the defaults.
+fn file(path: Option<&Path>) -> anyhow::Result<Settings> {
+    Ok(match path {
+        Some(path) => Settings::from_file(path)?,
+        None => Settings::default(),
+    })
+}
+
+/// Refuses settings that cannot mean what they say, naming the key.
+fn validate(s: &Settings) -> anyhow::Result<()> {
+    let t = &s.config.thresholds;
     let fraction = |name: &str, v: f64| {
         anyhow::ensure!((0.0..=1.0).contains(&v), "{name} must be between 0 and 1, got {v}");
         Ok(())
     };
     fraction("occupancy_fail", t.occupancy_fail)?;
     fraction("occupancy_warn", t.occupancy_warn)?;
+    fraction("replay_idle_fail_fraction", t.replay_idle_fail_fraction)?;
     anyhow::ensure!(
-        t.gap_us.is_finite() && t.gap_us >= 0.0,
-        "gap_us must be a non-negative number, got {}",
-        t.gap_us
+        t.occupancy_warn >= t.occupancy_fail,
+        "occupancy_warn ({}) must not be below occupancy_fail ({}): a value between them would fail without a warning first",
+        t.occupancy_warn,
+        t.occupancy_fail
     );
+    for (name, v) in [("gap_us", t.gap_us), ("replay_idle_fail_us", t.replay_idle_fail_us)] {
+        anyhow::ensure!(v.is_finite() && v >= 0.0, "{name} must be a non-negative number, got {v}");
+    }
     anyhow::ensure!(
         t.launch_fail_us.is_finite() && t.launch_fail_us > 0.0,
         "launch_fail_us must be a positive number, got {}",
         t.launch_fail_us
     );
+    let c = &s.config.check;
+    anyhow::ensure!(c.tp >= 1, "--tp must be at least 1");
+    anyhow::ensure!(c.timeout_s >= 1, "--timeout must be at least 1 s");
+    for (name, v, lo) in [
+        ("headroom_fraction", c.headroom_fraction, 0.0),
+        ("headroom_abs_us", c.headroom_abs_us, 0.0),
+        ("residual_warn_ratio", c.residual_warn_ratio, 1.0),
+    ] {
+        anyhow::ensure!(v.is_finite() && v > lo, "check.{name} must be a number above {lo}, got {v}");
+    }
+    launchguard_judge::compare::validate_config(&s.config.compare).map_err(anyhow::Error::msg)?;
+    launchguard_linkage::validate_forbid(&s.config.linkage.forbid)?;
     Ok(())
 }

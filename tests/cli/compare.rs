@@ -391,11 +391,11 @@ fn real_h200_runs_no_false_alarm_and_ten_microseconds_detected() {
     let dir = repo_root().join("tests/data/h200-check/reference");
     let load = |name: &str| read_result(&dir.join(name)).expect("a real check result");
     let healthy: Vec<_> = (0..10).map(|i| load(&format!("run{i:02}-delay0.json"))).collect();
-    let cfg = launchguard_analysis::config::CompareConfig::default();
+    let cfg = launchguard_judge::config::CompareConfig::default();
     let mut false_alarms = Vec::new();
     for (i, a) in healthy.iter().enumerate() {
         for (j, b) in healthy.iter().enumerate() {
-            if i != j && compare(a, b, &cfg, false).verdict == launchguard_analysis::Verdict::Fail {
+            if i != j && compare(a, b, &cfg, false).verdict == launchguard_judge::Verdict::Fail {
                 false_alarms.push((i, j));
             }
         }
@@ -404,11 +404,7 @@ fn real_h200_runs_no_false_alarm_and_ten_microseconds_detected() {
     let delayed = load("run11-delay10.json");
     for (i, base) in healthy.iter().enumerate() {
         let c = compare(base, &delayed, &cfg, true);
-        let host = c.metrics.iter().find(|m| m.id == "host_before").expect("host metric");
-        assert_eq!(
-            host.status,
-            launchguard_analysis::Status::Fail,
-            "+10 µs not caught against healthy run {i}"
-        );
+        let host = c.metrics.iter().find(|m| m.figures.id == "host_before").expect("host metric");
+        assert_eq!(host.status, launchguard_judge::Status::Fail, "+10 µs not caught against healthy run {i}");
     }
 }

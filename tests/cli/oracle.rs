@@ -47,13 +47,15 @@ pub fn events(doc: &Value) -> &[Value] {
 pub struct Opts {
     /// Gaps longer than this are counted, µs.
     pub gap_threshold_us: f64,
-    /// `--within`: restrict to annotation spans whose name matches.
+    /// `--within`: measure from the first annotation span whose name matches to the last.
     pub within: Option<Regex>,
+    /// `--within-interiors`: inside the matching spans only.
+    pub within_interiors: bool,
 }
 
 impl Default for Opts {
     fn default() -> Self {
-        Opts { gap_threshold_us: 100.0, within: None }
+        Opts { gap_threshold_us: 100.0, within: None, within_interiors: false }
     }
 }
 
@@ -98,6 +100,11 @@ pub struct Expected {
     pub events: u64,
     pub skipped: u64,
     pub devices: BTreeMap<String, Figures>,
+    /// Per device with graph replays: the figures from the first replay's first activity on it
+    /// to the last replay's last (without `--within`).
+    pub steady: BTreeMap<String, Figures>,
+    /// Median idle time before a replay, the first replay on each device left out.
+    pub steady_idle_before_p50: Option<f64>,
     /// Keyed by (device, stream).
     pub streams: BTreeMap<(String, String), Figures>,
     pub launches: Launches,
@@ -326,7 +333,12 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
     // (GPU spans when the device has some, else the host spans).
     let window_of = |device: &str, group: &[(f64, f64)]| -> Vec<(f64, f64)> {
         if opts.within.is_some() {
-            union(gpu_spans.get(device).cloned().unwrap_or_else(|| host_spans.clone()))
+            let spans = union(gpu_spans.get(device).cloned().unwrap_or_else(|| host_spans.clone()));
+            if opts.within_interiors || spans.is_empty() {
+                spans
+            } else {
+                vec![(spans[0].0, spans[spans.len() - 1].1)]
+            }
         } else {
             let lo = group.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
             let hi = group.iter().map(|a| a.1).fold(f64::NEG_INFINITY, f64::max);
@@ -391,7 +403,63 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
         })
         .collect();
 
-    Expected { events: evs.len() as u64, skipped, devices, streams, launches: stats, replays }
+    // The steady state: on each device, the activities that graph launches started (their
+    // correlation is a launch's) bound a window; every activity inside it counts.
+    let launched: Vec<u64> = launches.iter().filter_map(|l| l.2).collect();
+    // Under --within the steady window is cut to the measured windows.
+    let steady = by_device
+        .iter()
+        .filter_map(|(d, g)| {
+            let windows = window_of(d, g);
+            let mine: Vec<&Activity> = acts
+                .iter()
+                .filter(|a| &a.device == d && a.correlation.is_some_and(|c| launched.contains(&c)))
+                .collect();
+            let lo = mine.iter().map(|a| a.start).fold(f64::INFINITY, f64::min);
+            let hi = mine.iter().map(|a| a.end).fold(f64::NEG_INFINITY, f64::max);
+            let cut: Vec<(f64, f64)> =
+                windows.iter().map(|&(ws, we)| (ws.max(lo), we.min(hi))).filter(|(s, e)| s < e).collect();
+            (!cut.is_empty()).then(|| (d.clone(), figures(g, &cut, thr)))
+        })
+        .collect();
+    // Idle before each replay after the first on its device, in launch order.
+    let mut seen_devices: Vec<String> = Vec::new();
+    let mut steady_idle: Vec<f64> = Vec::new();
+    let mut by_start: Vec<&(f64, f64, Option<u64>)> = launches.iter().collect();
+    by_start.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    for &&(_, _, c) in &by_start {
+        let Some(c) = c else { continue };
+        let Some(first) =
+            acts.iter().filter(|a| a.correlation == Some(c)).min_by(|a, b| a.start.total_cmp(&b.start))
+        else {
+            continue;
+        };
+        if !seen_devices.contains(&first.device) {
+            seen_devices.push(first.device.clone());
+            continue;
+        }
+        let prev_end = acts
+            .iter()
+            .filter(|a| a.device == first.device && a.start < first.start)
+            .map(|a| a.end)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if prev_end.is_finite() {
+            steady_idle.push((first.start - prev_end).max(0.0));
+        }
+    }
+    steady_idle.sort_by(f64::total_cmp);
+    let steady_idle_before_p50 = percentile(&steady_idle, 50.0);
+
+    Expected {
+        events: evs.len() as u64,
+        skipped,
+        devices,
+        steady,
+        steady_idle_before_p50,
+        streams,
+        launches: stats,
+        replays,
+    }
 }
 
 #[cfg(test)]

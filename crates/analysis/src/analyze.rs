@@ -1,7 +1,8 @@
-//! Per-device and per-stream occupancy and gaps, graph launches, and replays joined by
-//! correlation id. Pure functions of a [`Timeline`].
+//! Per-device and per-stream occupancy and gaps (over the whole window and over the steady state
+//! of graph replays), graph launches, and replays joined by correlation id. Pure functions of a
+//! [`Timeline`]: figures only; the judge turns them into checks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Maps keyed by correlation ids and label ids, looked up once per activity: SipHash was most of
 /// the replay join on traces of hundreds of thousands of kernels.
@@ -10,19 +11,53 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use launchguard_trace::{GpuActivity, Timeline, Trace};
 use regex::Regex;
 
-use crate::checks;
-use crate::config::Thresholds;
+use crate::context::WorkloadContext;
 use crate::intervals::{self, Span, GAP_BUCKETS_US};
 use crate::model::*;
 
-/// What to analyze and how to judge it.
-#[derive(Debug, Clone, Default)]
+/// What to measure.
+#[derive(Debug, Clone)]
 pub struct Options {
-    /// Keep only GPU activity inside `gpu_user_annotation` / `user_annotation` spans whose name
-    /// matches.
+    /// Keep only GPU activity inside the range of `gpu_user_annotation` / `user_annotation`
+    /// spans whose name matches: from the first matching span's start to the last one's end.
     pub within: Option<Regex>,
-    /// Limits of the checks.
-    pub thresholds: Thresholds,
+    /// With `within`, keep only the spans' interiors: the time between spans is dropped.
+    pub within_interiors: bool,
+    /// Idle gaps longer than this, µs, are counted apart.
+    pub gap_us: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { within: None, within_interiors: false, gap_us: DEFAULT_GAP_US }
+    }
+}
+
+/// The gap length ATOM's guard counts (ROCm/ATOM PR #432).
+pub const DEFAULT_GAP_US: f64 = 100.0;
+
+/// Why a trace cannot be measured as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// `--within` matches no annotation span.
+    #[error("--within '{pattern}' matches no annotation span; {}", names_hint(.names))]
+    WithinMatchesNothing {
+        /// The pattern.
+        pattern: String,
+        /// The most frequent span names the trace has.
+        names: Vec<String>,
+    },
+}
+
+fn names_hint(names: &[String]) -> String {
+    if names.is_empty() {
+        "the trace has no annotation spans (record_function)".to_string()
+    } else {
+        format!(
+            "the trace's spans include {}",
+            names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+        )
+    }
 }
 
 fn us(ns: i64) -> f64 {
@@ -37,8 +72,8 @@ fn label_key(label: &str) -> (i64, String) {
     }
 }
 
-/// Analyzes a trace read from a file.
-pub fn analyze(trace: &Trace, opts: &Options) -> Analysis {
+/// Measures a trace read from a file.
+pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> {
     let t = &trace.timeline;
     let mut warnings = Vec::new();
     if let Some(why) = &trace.truncated {
@@ -71,26 +106,48 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Analysis {
     analyze_timeline(t, source, opts, warnings)
 }
 
-/// Analyzes a timeline; `source` describes where it came from.
-pub fn analyze_timeline(t: &Timeline, source: Source, opts: &Options, mut warnings: Vec<String>) -> Analysis {
-    let windows = opts.within.as_ref().map(|re| within_windows(t, re));
-    if let (Some(re), Some(w)) = (&opts.within, &windows) {
-        if w.is_empty() {
-            warnings.push(format!("no annotation span matches --within '{re}'"));
+/// Measures a timeline; `source` describes where it came from.
+pub fn analyze_timeline(
+    t: &Timeline,
+    source: Source,
+    opts: &Options,
+    mut warnings: Vec<String>,
+) -> Result<Analysis, AnalyzeError> {
+    let windows = match &opts.within {
+        Some(re) => {
+            let w = within_windows(t, re, opts.within_interiors);
+            if w.is_empty() {
+                return Err(AnalyzeError::WithinMatchesNothing {
+                    pattern: re.as_str().to_string(),
+                    names: frequent_span_names(t, 5),
+                });
+            }
+            Some(w)
         }
-    }
+        None => None,
+    };
     // Independent halves, on two cores: on traces of hundreds of MB each takes tens of ms.
-    let (devices, (launches, replays, replay_summary)) = std::thread::scope(|s| {
+    let (mut devices, (launches, replays, replay_summary, work)) = std::thread::scope(|s| {
         let replays = s.spawn(|| launches_and_replays(t, windows.as_ref()));
-        let devices = device_figures(t, windows.as_ref(), &opts.thresholds);
+        let devices = device_figures(t, windows.as_ref(), opts.gap_us);
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    if replay_summary.inconsistent > 0 {
+    steady_figures(t, &mut devices, &work, opts.gap_us);
+    let devices: Vec<Device> = devices.into_iter().map(|(d, _)| d).collect();
+    let workload = match &t.context {
+        Some(text) => match WorkloadContext::from_event_args(text) {
+            Ok(ctx) => Some(ctx),
+            Err(why) => {
+                warnings.push(format!("{why}: judged as a trace without check's context"));
+                None
+            }
+        },
+        None => None,
+    };
+    if t.context_events > 1 {
         warnings.push(format!(
-            "{} of {} replays have a kernel count other than {}: the profiler lost events, or several graphs are replayed",
-            replay_summary.inconsistent,
-            replay_summary.count,
-            replay_summary.kernels_mode.unwrap_or(0)
+            "{} launchguard context events in one trace (traces joined?): the first is used",
+            t.context_events
         ));
     }
     let trace = TraceInfo {
@@ -99,45 +156,68 @@ pub fn analyze_timeline(t: &Timeline, source: Source, opts: &Options, mut warnin
         world_size: t.meta.distributed.as_ref().and_then(|d| d.world_size),
         base_time_ns: t.meta.base_time_ns,
     };
-    let mut analysis = Analysis {
+    Ok(Analysis {
         schema: SCHEMA.to_string(),
         source,
         trace,
         within: opts.within.as_ref().map(|r| r.as_str().to_string()),
+        within_mode: opts
+            .within
+            .as_ref()
+            .map(|_| if opts.within_interiors { "span interiors" } else { "span range" }.to_string()),
         devices,
         graph_launches: launches,
         replays,
         replay_summary,
-        checks: Vec::new(),
-        verdict: crate::Verdict::Skip,
+        workload,
         warnings,
-    };
-    analysis.checks = checks::trace_checks(&analysis, &opts.thresholds);
-    analysis.verdict = crate::Verdict::of(&analysis.checks);
-    analysis
+    })
+}
+
+/// The `n` most frequent annotation span names, for a message that helps choose a `--within`.
+fn frequent_span_names(t: &Timeline, n: usize) -> Vec<String> {
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for a in &t.annotations {
+        *counts.entry(a.name).or_default() += 1;
+    }
+    let mut by_count: Vec<(u32, u64)> = counts.into_iter().collect();
+    by_count.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| t.strings.get(x.0).cmp(t.strings.get(y.0))));
+    by_count.into_iter().take(n).map(|(id, _)| t.strings.get(id).to_string()).collect()
 }
 
 /// Matching spans per device label id; `None` key = host spans, which apply to every device.
 pub type Windows = HashMap<Option<u32>, Vec<Span>>;
 
-/// The `--within` spans: annotation spans whose name matches, merged per device (public so that
-/// renderers draw exactly the windows the analysis measured).
-pub fn within_windows(t: &Timeline, re: &Regex) -> Windows {
-    let mut by_device: HashMap<Option<u32>, Vec<Span>> = HashMap::new();
+/// The `--within` windows: per device (and for the host), the range from the first matching
+/// annotation span's start to the last one's end, or with `interiors` the union of the spans
+/// themselves. Public so that renderers draw exactly the windows the analysis measured.
+pub fn within_windows(t: &Timeline, re: &Regex, interiors: bool) -> Windows {
     let matching: HashMap<u32, bool> = t
         .annotations
         .iter()
         .map(|a| a.name)
-        .collect::<std::collections::HashSet<_>>()
+        .collect::<HashSet<_>>()
         .into_iter()
         .map(|id| (id, re.is_match(t.strings.get(id))))
         .collect();
+    let mut by_device: HashMap<Option<u32>, Vec<Span>> = HashMap::new();
     for a in &t.annotations {
         if matching[&a.name] {
             by_device.entry(a.device).or_default().push((a.start, a.end));
         }
     }
-    by_device.into_iter().map(|(k, v)| (k, intervals::union(v))).collect()
+    by_device
+        .into_iter()
+        .map(|(k, v)| {
+            let spans = intervals::union(v);
+            let spans = match (interiors, spans.first(), spans.last()) {
+                (false, Some(first), Some(last)) => vec![(first.0, last.1)],
+                _ => spans,
+            };
+            (k, spans)
+        })
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
 }
 
 /// The spans that bound a device's activity under `--within`: its GPU spans where it has any,
@@ -146,9 +226,9 @@ pub fn device_windows(windows: &Windows, device: u32) -> &[Span] {
     windows.get(&Some(device)).or_else(|| windows.get(&None)).map_or(&[], Vec::as_slice)
 }
 
-fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, th: &Thresholds) -> Figures {
+fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, gap_us: f64) -> Figures {
     let spans = || acts.iter().map(|a| (a.start, a.end));
-    let mut gaps = GapStats::new(th);
+    let mut gaps = GapStats::new(gap_us);
     let (window_start, window, busy_ns) = match windows {
         // Kineto writes a stream's activities in order: one pass, no lists.
         None if intervals::sorted_by_start(spans()) => {
@@ -190,10 +270,10 @@ struct GapStats {
 }
 
 impl GapStats {
-    fn new(th: &Thresholds) -> Self {
+    fn new(gap_us: f64) -> Self {
         GapStats {
-            threshold_us: th.gap_us,
-            threshold_ns: (th.gap_us * 1000.0).round() as i64,
+            threshold_us: gap_us,
+            threshold_ns: (gap_us * 1000.0).round() as i64,
             over_threshold: 0,
             count: 0,
             max_ns: 0,
@@ -262,7 +342,19 @@ fn group_by_label<'t>(
     keys.into_values().map(|g| groups[g].take().expect("each group once")).collect()
 }
 
-fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> Vec<Device> {
+/// A device's measured activity, kept with its figures for the steady-state pass.
+struct DeviceActs<'t> {
+    id: u32,
+    acts: Vec<&'t GpuActivity>,
+    /// The measured windows: first activity start to last end, or the `--within` windows.
+    windows: Vec<Span>,
+}
+
+fn device_figures<'t>(
+    t: &'t Timeline,
+    windows: Option<&Windows>,
+    gap_us: f64,
+) -> Vec<(Device, DeviceActs<'t>)> {
     group_by_label(t, &t.activities, |a| a.device)
         .into_iter()
         .filter_map(|(device, acts)| {
@@ -274,33 +366,106 @@ fn device_figures(t: &Timeline, windows: Option<&Windows>, th: &Thresholds) -> V
             if acts.is_empty() {
                 return None;
             }
-            let device_figures = figures(&acts, w, th);
-            let one_stream = acts.iter().all(|a| a.stream == acts[0].stream);
-            let streams = if one_stream {
-                // A device with one stream (the usual graph replay) has that stream's figures.
-                vec![Stream {
-                    stream: t.strings.get(acts[0].stream).to_string(),
-                    figures: device_figures.clone(),
-                }]
-            } else {
-                group_by_label(t, acts.iter().copied(), |a| a.stream)
-                    .into_iter()
-                    .map(|(id, s)| Stream {
-                        stream: t.strings.get(id).to_string(),
-                        figures: figures(&s, w, th),
-                    })
-                    .collect()
+            let device_figures = figures(&acts, w, gap_us);
+            let windows = match w {
+                Some(w) => w.to_vec(),
+                None => {
+                    let lo = acts.iter().map(|a| a.start).min().unwrap_or(0);
+                    let hi = acts.iter().map(|a| a.end).max().unwrap_or(0);
+                    vec![(lo, hi)]
+                }
             };
+            let streams = stream_figures(t, &acts, w, gap_us, &device_figures);
             let label = t.strings.get(device).to_string();
             let name = t.meta.device_names.iter().find(|(id, _)| *id == label).map(|(_, n)| n.clone());
-            Some(Device {
+            let d = Device {
                 device: label,
                 name: name.filter(|n| !n.is_empty()),
                 figures: device_figures,
                 streams,
-            })
+                steady: None,
+            };
+            Some((d, DeviceActs { id: device, acts, windows }))
         })
         .collect()
+}
+
+fn stream_figures(
+    t: &Timeline,
+    acts: &[&GpuActivity],
+    w: Option<&[Span]>,
+    gap_us: f64,
+    device: &Figures,
+) -> Vec<Stream> {
+    if acts.iter().all(|a| a.stream == acts[0].stream) {
+        // A device with one stream (the usual graph replay) has that stream's figures.
+        return vec![Stream { stream: t.strings.get(acts[0].stream).to_string(), figures: device.clone() }];
+    }
+    group_by_label(t, acts.iter().copied(), |a| a.stream)
+        .into_iter()
+        .map(|(id, s)| Stream { stream: t.strings.get(id).to_string(), figures: figures(&s, w, gap_us) })
+        .collect()
+}
+
+/// Fills each device's steady-state figures: over the span from the first replay's first GPU
+/// activity on it to the last replay's last one. What lies before (an idle prefix while the
+/// server waited for requests, warm-up work) is reported beside, not measured as occupancy.
+fn steady_figures(
+    t: &Timeline,
+    devices: &mut [(Device, DeviceActs<'_>)],
+    work: &FastMap<u64, CorrelatedWork>,
+    gap_us: f64,
+) {
+    let mut extent: FastMap<u32, Span> = FastMap::default();
+    let launched: HashSet<u64> = t.launches.iter().filter_map(|l| l.correlation).collect();
+    for (c, w) in work {
+        if launched.contains(c) {
+            let e = extent.entry(w.device).or_insert((w.first, w.last));
+            e.0 = e.0.min(w.first);
+            e.1 = e.1.max(w.last);
+        }
+    }
+    for (d, da) in devices.iter_mut() {
+        let Some(&(s, e)) = extent.get(&da.id) else { continue };
+        let (Some(&(whole_start, _)), Some(&(_, whole_end))) = (da.windows.first(), da.windows.last()) else {
+            continue;
+        };
+        // Inside the measured windows (the --within range when there is one).
+        let (s, e) = (s.max(whole_start), e.min(whole_end));
+        if e <= s {
+            continue;
+        }
+        let steady: Vec<Span> = intervals::intersect(&da.windows, &[(s, e)]);
+        // Inside: overlapping the window, or of zero length within it (an activity that ends
+        // where the steady state starts is not part of it).
+        let within = |a: &GpuActivity| {
+            steady.iter().any(|&(ws, we)| {
+                (a.start < we && a.end > ws) || (a.start == a.end && a.start >= ws && a.start <= we)
+            })
+        };
+        let inside: Vec<&GpuActivity> = da.acts.iter().copied().filter(|a| within(a)).collect();
+        let figures = if steady == da.windows {
+            // The usual profiled decode loop: nothing but replays in the trace.
+            d.figures.clone()
+        } else {
+            figures(&inside, Some(&steady), gap_us)
+        };
+        let from_replays =
+            inside.iter().filter(|a| a.correlation.is_some_and(|c| launched.contains(&c))).count();
+        let busy = |lo: i64, hi: i64| {
+            let spans: Vec<Span> =
+                da.acts.iter().map(|a| (a.start.max(lo), a.end.min(hi))).filter(|(a, b)| b > a).collect();
+            us(intervals::total(&intervals::union(spans)))
+        };
+        d.steady = Some(Steady {
+            figures,
+            before_us: us(s - whole_start),
+            after_us: us(whole_end - e),
+            busy_before_us: if s > whole_start { busy(whole_start, s) } else { 0.0 },
+            busy_after_us: if whole_end > e { busy(e, whole_end) } else { 0.0 },
+            replay_share: if inside.is_empty() { 0.0 } else { from_replays as f64 / inside.len() as f64 },
+        });
+    }
 }
 
 /// Whether `[start, end]` meets any of the sorted spans (a zero-length activity on a boundary
@@ -310,6 +475,7 @@ fn overlaps(spans: &[Span], start: i64, end: i64) -> bool {
     i < spans.len() && spans[i].0 <= end
 }
 
+/// The GPU work that shares one correlation id.
 struct CorrelatedWork {
     kernels: u64,
     first: i64,
@@ -317,10 +483,9 @@ struct CorrelatedWork {
     device: u32,
 }
 
-fn launches_and_replays(
-    t: &Timeline,
-    windows: Option<&Windows>,
-) -> (GraphLaunches, Vec<Replay>, ReplaySummary) {
+type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>);
+
+fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
     // The kernels of one replay share its launch's correlation id and come one after another:
     // the entry of the last id is kept at hand instead of looked up again.
@@ -412,7 +577,7 @@ fn launches_and_replays(
         },
     };
     let summary = summarize(&replays);
-    (launches, replays, summary)
+    (launches, replays, summary, work)
 }
 
 fn launch_api_name(api: launchguard_trace::GraphApi) -> &'static str {
@@ -441,11 +606,21 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
     }
     // Most common count; ties go to the larger count (a lost event makes a count smaller).
     let mode = freq.iter().max_by_key(|(k, n)| (**n, **k)).map(|(k, _)| *k);
-    let sorted = |f: &dyn Fn(&Replay) -> Option<f64>| {
-        let mut v: Vec<f64> = replays.iter().filter_map(f).collect();
+    let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
-        intervals::percentile(&v, 50.0)
+        intervals::percentile(v, 50.0)
     };
+    let sorted = |f: &dyn Fn(&Replay) -> Option<f64>| median(&mut replays.iter().filter_map(f).collect());
+    // The first replay on each device follows whatever came before the replays (an idle prefix).
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut steady_idle: Vec<f64> = replays
+        .iter()
+        .filter(|r| r.device.as_deref().is_some_and(|d| !seen.insert(d)))
+        .filter_map(|r| r.idle_before_us)
+        .collect();
+    let mut kernel_counts: Vec<CountOf> =
+        freq.iter().map(|(&kernels, &replays)| CountOf { kernels, replays }).collect();
+    kernel_counts.sort_by(|a, b| b.replays.cmp(&a.replays).then(b.kernels.cmp(&a.kernels)));
     ReplaySummary {
         count: replays.len() as u64,
         kernels_mode: mode,
@@ -455,6 +630,8 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
         latency_p50_us: sorted(&|r| r.launch_to_first_kernel_us),
         gpu_span_p50_us: sorted(&|r| r.gpu_span_us),
         idle_before_p50_us: sorted(&|r| r.idle_before_us),
+        steady_idle_before_p50_us: median(&mut steady_idle),
+        kernel_counts,
     }
 }
 

@@ -1,14 +1,15 @@
-//! `launchguard.analysis/1`: the JSON shape of an analysis. A public interface: keys are added,
-//! never renamed, within a version.
+//! The figures of an analysis: the measured part of `launchguard.analysis/1` (the judge adds the
+//! limits, checks and verdict). A public interface: keys are added, never renamed, within a
+//! version.
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{Check, Verdict};
+use crate::context::WorkloadContext;
 
 /// Schema id of [`Analysis`].
 pub const SCHEMA: &str = "launchguard.analysis/1";
 
-/// The analysis of one trace.
+/// The figures of one trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     /// Always [`SCHEMA`].
@@ -19,6 +20,11 @@ pub struct Analysis {
     pub trace: TraceInfo,
     /// The `--within` pattern, when activity was restricted to matching annotation spans.
     pub within: Option<String>,
+    /// How `--within` bounds the activity: `span range` (from the first matching span's start to
+    /// the last one's end, what lies between included) or `span interiors` (inside the spans
+    /// only); absent without `--within`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_mode: Option<String>,
     /// Per-device figures, in device order.
     pub devices: Vec<Device>,
     /// Graph-launch call durations.
@@ -27,10 +33,9 @@ pub struct Analysis {
     pub replays: Vec<Replay>,
     /// Summary of the replays.
     pub replay_summary: ReplaySummary,
-    /// The checks and their outcomes.
-    pub checks: Vec<Check>,
-    /// Worst status of the checks.
-    pub verdict: Verdict,
+    /// What `check` measured besides this trace, when it wrote the trace (its context event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadContext>,
     /// Things the reader should know (truncation, lost events).
     pub warnings: Vec<String>,
 }
@@ -93,6 +98,30 @@ pub struct Device {
     pub figures: Figures,
     /// The same per stream.
     pub streams: Vec<Stream>,
+    /// The same over the steady state of graph replays, from the first replay's first GPU
+    /// activity on this device to the last replay's last; null when no replay ran on it.
+    #[serde(default)]
+    pub steady: Option<Steady>,
+}
+
+/// A device's figures over its steady state of graph replays, and what lies outside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    /// Occupancy and gaps inside the steady window.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Length of the device's window before the steady window (an idle prefix, or work before
+    /// the first replay), µs.
+    pub before_us: f64,
+    /// Length of the device's window after it, µs.
+    pub after_us: f64,
+    /// Busy time of the device before the steady window, µs.
+    pub busy_before_us: f64,
+    /// Busy time of the device after it, µs.
+    pub busy_after_us: f64,
+    /// GPU activities inside the steady window that graph replays launched (their correlation
+    /// id is a graph launch's), over all GPU activities inside it.
+    pub replay_share: f64,
 }
 
 /// Figures of one stream.
@@ -219,4 +248,21 @@ pub struct ReplaySummary {
     pub gpu_span_p50_us: Option<f64>,
     /// Median idle time before a replay.
     pub idle_before_p50_us: Option<f64>,
+    /// Median idle time before a replay, the first one on each device left out: the GPU waiting
+    /// for the host between replays, without the idle prefix before the first.
+    #[serde(default)]
+    pub steady_idle_before_p50_us: Option<f64>,
+    /// The distinct kernel counts of replays with GPU work, with how many replays had each,
+    /// most frequent first: several counts that each recur are several graphs.
+    #[serde(default)]
+    pub kernel_counts: Vec<CountOf>,
+}
+
+/// How many replays ran a given number of GPU activities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountOf {
+    /// GPU activities per replay.
+    pub kernels: u64,
+    /// Replays that ran that many.
+    pub replays: u64,
 }

@@ -1,10 +1,10 @@
-//! `launchguard.analysis-ranks/1`: the JSON shape of a multi-rank analysis (several traces of one
-//! distributed run). A public interface: keys are added, never renamed, within a version. The
-//! definitions behind each figure are in [`crate::ranks`].
+//! The figures of a multi-rank analysis (several traces of one distributed run): the measured part
+//! of `launchguard.analysis-ranks/1` (the judge adds the checks, verdicts and worst rank). A
+//! public interface: keys are added, never renamed, within a version. The definitions behind each
+//! figure are in [`crate::ranks`].
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{Check, Verdict};
 use crate::model::Analysis;
 
 /// Schema id of [`RanksAnalysis`].
@@ -21,11 +21,6 @@ pub struct RanksAnalysis {
     pub ranks: Vec<RankAnalysis>,
     /// Figures that compare the ranks.
     pub across: Across,
-    /// The checks across ranks: each per-rank check at its worst rank, plus `ranks` and
-    /// `clock_alignment`.
-    pub checks: Vec<Check>,
-    /// Worst status of the checks.
-    pub verdict: Verdict,
     /// Things the reader should know (missing ranks, unmatched collectives, unaligned clocks).
     pub warnings: Vec<String>,
 }
@@ -44,12 +39,7 @@ pub struct RankAnalysis {
     /// Figures over the common window, in which every rank was recorded; null when the ranks'
     /// windows do not overlap.
     pub common: Option<RankFigures>,
-    /// This rank's checks: those of its single-trace analysis, with `occupancy` judged on
-    /// occupancy excluding collective wait over the common window.
-    pub checks: Vec<Check>,
-    /// Worst status of this rank's checks.
-    pub verdict: Verdict,
-    /// The single-trace analysis of this rank's trace (`launchguard.analysis/1`).
+    /// The single-trace figures of this rank's trace.
     pub analysis: Analysis,
 }
 
@@ -104,8 +94,6 @@ pub struct RankFigures {
 /// Figures that compare the ranks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Across {
-    /// The rank with the worst verdict; among equals, the lowest occupancy excluding wait.
-    pub worst_rank: u64,
     /// Whether the traces look like one clock, judged on the matched collectives.
     pub clocks: Clocks,
     /// The span in which every rank's GPU activity was recorded; null when there is none.

@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use launchguard_analysis::analyze::{device_windows, within_windows};
-use launchguard_analysis::intervals::{self, Span};
-use launchguard_analysis::Analysis;
 use launchguard_trace::{GraphLaunch, Timeline};
+
+use crate::analyze::{device_windows, within_windows};
+use crate::intervals::{self, Span};
+use crate::model::Analysis;
 
 /// One device's measured spans.
 #[derive(Debug, Clone)]
@@ -65,9 +66,10 @@ pub struct Findings {
 
 impl Findings {
     /// The spans behind `analysis`, recomputed from its `timeline`.
-    pub fn new(t: &Timeline, analysis: &Analysis) -> anyhow::Result<Self> {
+    pub fn new(t: &Timeline, analysis: &Analysis) -> Result<Self, regex::Error> {
+        let interiors = analysis.within_mode.as_deref() == Some("span interiors");
         let windows = match &analysis.within {
-            Some(w) => Some(within_windows(t, &regex::Regex::new(w)?)),
+            Some(w) => Some(within_windows(t, &regex::Regex::new(w)?, interiors)),
             None => None,
         };
         let threshold_us = analysis.devices.first().map_or(100.0, |d| d.figures.gaps.threshold_us);

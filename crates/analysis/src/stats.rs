@@ -127,7 +127,7 @@ pub fn bootstrap_median_shift(
     }
     shifts.sort_by(f64::total_cmp);
     let tail = 100.0 * (1.0 - confidence) / 2.0;
-    use launchguard_analysis::intervals::percentile;
+    use crate::intervals::percentile;
     Some(Interval { low: percentile(&shifts, tail)?, high: percentile(&shifts, 100.0 - tail)?, confidence })
 }
 

@@ -1,9 +1,12 @@
 //! `launchguard check`: runs a graph-replay workload with the user's own Python and PyTorch
-//! (profiler off, on, and off again), analyzes the profiled trace, and judges the whole.
+//! (profiler off, on, and off again), measures, and has the judge judge the whole once.
 //!
-//! The Python side ([`protocol::SCRIPT`]) only measures; every decision is made here.
+//! The flow, one way: the workload runs ([`runner`]); what it measured besides the trace (the
+//! host samples, the inventory, the linkage) is written into each rank's trace as one context
+//! event; each trace is read and measured exactly as `analyze` measures it; a baseline, if given,
+//! is compared sample by sample; then `launchguard-judge` judges everything at once. So `analyze`
+//! of a kept trace gives `check`'s verdict. The Python side ([`protocol::SCRIPT`]) only measures.
 
-pub mod checks;
 pub mod compare;
 pub mod model;
 pub mod preset;
@@ -11,17 +14,19 @@ pub mod progress;
 pub mod protocol;
 pub mod runner;
 pub mod selftest;
-pub mod stats;
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use launchguard_analysis::config::Config;
-use launchguard_analysis::{analyze, Analysis, Check, Options as AnalysisOptions, Verdict};
-use launchguard_trace::Timeline;
+use launchguard_analysis::context::{PhaseReport, WorkloadContext, SCHEMA as CONTEXT_SCHEMA};
+use launchguard_analysis::ranks::{analyze_ranks, rank_of, RankTrace};
+use launchguard_analysis::{analyze, Options as MeasureOptions};
+use launchguard_judge::{Settings, Verdict};
+use launchguard_trace::{Timeline, Trace};
 
-pub use model::{CheckReport, PhaseReport, RankReport};
+pub use model::{CheckReport, RankReport};
 pub use preset::Workload;
 
 /// The `record_function` name around each profiled replay.
@@ -32,32 +37,39 @@ pub const ANNOTATION: &str = "launchguard::replay";
 pub struct Options {
     /// The workload.
     pub workload: Workload,
-    /// Limits and settings (python, timeout, tp, thresholds).
-    pub config: Config,
+    /// Limits and settings (python, timeout, tp, thresholds), and which the user set.
+    pub settings: Settings,
     /// Whether the interpreter was named by the user: then a missing one is an error, not a skip.
     pub python_explicit: bool,
     /// µs busy-waited before each replay, to test the guard.
     pub inject_delay_us: f64,
     /// The ranks that busy-wait (`None`: every rank).
     pub inject_delay_ranks: Option<Vec<u32>>,
-    /// Copy the profiled trace here (`{rank}` or `.rankN` for several ranks).
+    /// Copy each rank's profiled trace, with its context, here (`{rank}` or `.rankN` for several
+    /// ranks; gzip-compressed when it ends in `.gz`).
     pub keep_trace: Option<PathBuf>,
     /// Show phase progress on stderr.
     pub progress: bool,
-    /// Whether the user set occupancy limits (then no preset adjusts them).
-    pub user_set_occupancy: bool,
-    /// `launchguard.linkage/1` of the PyTorch about to run, computed by the caller.
-    pub linkage: Option<serde_json::Value>,
-    /// Checks computed by the caller (linkage policy), placed first.
-    pub extra_checks: Vec<Check>,
+    /// `launchguard.linkage/1` of the PyTorch about to run, computed by the caller, or why there
+    /// is none.
+    pub linkage: Result<serde_json::Value, String>,
+    /// A baseline to compare this run with (`--baseline`).
+    pub baseline: Option<CheckReport>,
 }
 
-/// A finished check: the report, and rank 0's timeline for the reports that draw it.
+/// A finished check: the report, and each rank's trace for the reports that draw them.
 pub struct CheckRun {
     /// The result document.
     pub report: CheckReport,
+    /// Each rank's trace (with its context event), in rank order; empty for a skip.
+    pub traces: Vec<Trace>,
+}
+
+impl CheckRun {
     /// Rank 0's trace records.
-    pub timeline: Option<Timeline>,
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.traces.first().map(|t| &t.timeline)
+    }
 }
 
 /// Why `check` could not produce a verdict.
@@ -83,15 +95,16 @@ fn base_report(opts: &Options) -> CheckReport {
         workload: opts.workload.clone(),
         inject_delay_us: opts.inject_delay_us,
         inject_delay_ranks: opts.inject_delay_ranks.clone(),
-        tp: opts.config.check.tp,
-        thresholds: opts.config.thresholds.clone(),
-        linkage: opts.linkage.clone(),
+        tp: opts.settings.config.check.tp,
+        thresholds: opts.settings.config.thresholds.clone(),
+        linkage: opts.linkage.as_ref().ok().cloned(),
         inventory: None,
         phases: BTreeMap::new(),
         analysis: None,
         ranks: Vec::new(),
         across: None,
-        checks: opts.extra_checks.clone(),
+        comparison: None,
+        checks: Vec::new(),
         timings: BTreeMap::new(),
     }
 }
@@ -106,11 +119,12 @@ pub fn skipped(opts: &Options, reason: impl Into<String>) -> CheckReport {
 /// Runs the check.
 pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
     let started = Instant::now();
-    let tp = opts.config.check.tp.max(1);
+    let cfg = &opts.settings.config;
+    let tp = cfg.check.tp.max(1);
     let workdir =
         tempfile::Builder::new().prefix("launchguard-check-").tempdir().map_err(runner::RunError::Setup)?;
     let request = runner::Request {
-        python: &opts.config.check.python,
+        python: &cfg.check.python,
         config: protocol::WorkloadConfig {
             schema: protocol::CONFIG_SCHEMA,
             workload: opts.workload.clone(),
@@ -121,7 +135,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
             annotation: ANNOTATION.to_string(),
         },
         tp,
-        timeout: Duration::from_secs(opts.config.check.timeout_s),
+        timeout: Duration::from_secs(cfg.check.timeout_s),
         progress: opts.progress,
         workdir: workdir.path(),
     };
@@ -131,7 +145,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
             if !opts.python_explicit && cause.kind() == std::io::ErrorKind::NotFound =>
         {
             let report = skipped(opts, format!("no Python interpreter '{python}' on this machine"));
-            return Ok(CheckRun { report, timeline: None });
+            return Ok(CheckRun { report, traces: Vec::new() });
         }
         Err(e) => return Err(e.into()),
     };
@@ -139,125 +153,96 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
     if let Some(skip) = outcome.results.iter().find(|r| r.status != "ok") {
         report.reason = Some(skip.reason.clone().unwrap_or_else(|| "the workload could not run here".into()));
         report.inventory = Some(skip.inventory.clone());
-        return Ok(CheckRun { report, timeline: None });
+        return Ok(CheckRun { report, traces: Vec::new() });
     }
 
-    let mut timeline = None;
-    let mut ranks = Vec::new();
-    let mut traces = Vec::new();
-    for (result, trace_path) in outcome.results.iter().zip(&outcome.traces) {
-        if let Some(keep) = &opts.keep_trace {
-            keep_trace(trace_path, keep, result.rank, tp)?;
-        }
-        let trace = launchguard_trace::read(trace_path)?;
-        let gpu_us = result.phases.get("before").and_then(|p| p.gpu_us_per_replay);
-        let analysis = analyze_rank(&trace, opts, gpu_us)?;
+    // What each rank measured besides its trace goes into the trace, which is then read and
+    // measured as `analyze` would.
+    let mut traces = Vec::with_capacity(outcome.results.len());
+    let mut ranks = Vec::with_capacity(outcome.results.len());
+    for (result, raw) in outcome.results.iter().zip(&outcome.traces) {
         let phases: BTreeMap<String, PhaseReport> = result
             .phases
             .iter()
             .map(|(k, p)| {
-                let report = PhaseReport::from_samples(p.host_us.clone(), p.gpu_us_per_replay);
-                (k.clone(), report.with_steady(p.steady_host_us.clone()))
+                (
+                    k.clone(),
+                    PhaseReport::from_samples(
+                        p.host_us.clone(),
+                        p.steady_host_us.clone(),
+                        p.gpu_us_per_replay,
+                    ),
+                )
             })
             .collect();
-        if tp > 1 {
-            traces.push(trace);
-        } else {
-            timeline = Some(trace.timeline);
-        }
-        ranks.push(RankReport {
+        let context = WorkloadContext {
+            schema: CONTEXT_SCHEMA.to_string(),
+            launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
+            workload: opts.workload.clone(),
+            tp,
             rank: result.rank,
-            device_index: result.inventory.device_index,
-            phases,
-            analysis: Some(analysis),
-        });
+            inject_delay_us: opts.inject_delay_us,
+            inject_delay_ranks: opts.inject_delay_ranks.clone(),
+            phases: phases.clone(),
+            inventory: Some(result.inventory.clone()),
+            linkage: opts.linkage.as_ref().ok().cloned(),
+            linkage_problem: opts.linkage.as_ref().err().cloned(),
+        };
+        let with_context = workdir.path().join(format!("trace.context.rank{}.json", result.rank));
+        write_with_context(raw, &with_context, &context)?;
+        if let Some(keep) = &opts.keep_trace {
+            keep_trace(&with_context, keep, result.rank, tp)?;
+        }
+        traces.push(launchguard_trace::read(&with_context)?);
+        ranks.push(RankReport { rank: result.rank, device_index: result.inventory.device_index, phases });
     }
+    let measure = MeasureOptions { gap_us: cfg.thresholds.gap_us, ..MeasureOptions::default() };
     let rank0 = &outcome.results[0];
-    report.checks.push(checks::interception_layers(&rank0.inventory));
     report.inventory = Some(rank0.inventory.clone());
     report.timings = rank0.timings.clone();
     report.phases = ranks[0].phases.clone();
-    report.analysis = ranks[0].analysis.clone();
-    report.thresholds = ranks[0]
-        .analysis
-        .as_ref()
-        .map(|a| effective_thresholds(a, opts, model::gpu_per_replay(&ranks[0].phases, "before")))
-        .unwrap_or_else(|| opts.config.thresholds.clone());
     if tp > 1 {
         // The ranks together: waiting for peers kept apart from busy time, occupancy over the
         // window every rank was recorded in, the worst rank decides.
-        let across = analyze_across(&traces, &report.thresholds)?;
-        report.checks.extend(across.checks.iter().filter(|c| c.id != "replay_consistency").cloned());
-        timeline = traces.into_iter().next().map(|t| t.timeline);
-        report.across = Some(across);
+        let ids = traces.iter().map(rank_of).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::from)?;
+        let rank_traces: Vec<RankTrace> =
+            ids.iter().zip(&traces).map(|(id, trace)| RankTrace { id, trace }).collect();
+        let figures = analyze_ranks(&rank_traces, &measure).map_err(anyhow::Error::from)?;
+        let judged = launchguard_judge::ranks(figures, &opts.settings);
+        report.thresholds = judged.ranks[0].analysis.limits.thresholds.clone();
+        report.ranks = ranks;
+        report.across = Some(judged);
+    } else {
+        let figures = analyze(&traces[0], &measure).map_err(anyhow::Error::from)?;
+        let judged = launchguard_judge::analysis(figures, &opts.settings);
+        report.thresholds = judged.limits.thresholds.clone();
+        report.analysis = Some(judged);
     }
-    for r in &ranks {
-        let label = if tp > 1 { format!("rank {}: ", r.rank) } else { String::new() };
-        let analysis = r.analysis.as_ref().expect("analyzed");
-        if tp == 1 {
-            // Trace checks, minus replay_consistency, which trace_sanity makes strict here.
-            report.checks.extend(analysis.checks.iter().filter(|c| c.id != "replay_consistency").cloned());
-        }
-        let mut own = vec![
-            checks::trace_sanity(analysis, opts.workload.replays),
-            checks::launch_headroom(&r.phases, &opts.config.check, &label),
-            checks::run_ahead(&r.phases, tp, &label),
-            checks::residual_overhead(&r.phases, &opts.config.check, &label),
-        ];
-        if tp > 1 {
-            for c in &mut own {
-                c.id = format!("rank{}.{}", r.rank, c.id);
-            }
-        }
-        report.checks.extend(own);
-    }
-    if tp > 1 {
-        // Each rank's analysis is in `across`; keep its samples here.
-        report.ranks = ranks.into_iter().map(|r| RankReport { analysis: None, ..r }).collect();
-    }
-    report.verdict = Verdict::of(&report.checks);
+    report.comparison = opts.baseline.as_ref().map(|b| compare::compare(b, &report, &cfg.compare, false));
+    let (checks, verdict) = match (&report.across, &report.analysis) {
+        (Some(r), _) => (&r.checks, r.verdict),
+        (None, Some(a)) => (&a.checks, a.verdict),
+        (None, None) => unreachable!("one of them was just set"),
+    };
+    let (checks, verdict) =
+        launchguard_judge::with_comparison(checks.clone(), verdict, report.comparison.as_ref());
+    report.checks = checks;
+    report.verdict = verdict;
     report.timings.insert("wall_s".into(), started.elapsed().as_secs_f64());
-    Ok(CheckRun { report, timeline })
+    Ok(CheckRun { report, traces })
 }
 
-fn analyze_across(
-    traces: &[launchguard_trace::Trace],
-    th: &launchguard_analysis::config::Thresholds,
-) -> anyhow::Result<launchguard_analysis::model_ranks::RanksAnalysis> {
-    use launchguard_analysis::ranks::{analyze_ranks, rank_of, RankTrace};
-    let ids = traces.iter().map(rank_of).collect::<Result<Vec<_>, _>>()?;
-    let ranks: Vec<RankTrace> = ids.iter().zip(traces).map(|(id, trace)| RankTrace { id, trace }).collect();
-    Ok(analyze_ranks(&ranks, &AnalysisOptions { within: None, thresholds: th.clone() }))
+/// Writes `raw` with `context` as a metadata event to `to`.
+fn write_with_context(raw: &Path, to: &Path, context: &WorkloadContext) -> anyhow::Result<()> {
+    let event = context.to_event()?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(to)?);
+    launchguard_trace::splice::append_events(raw, &[event], &mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
-fn effective_thresholds(
-    a: &Analysis,
-    opts: &Options,
-    gpu_us: Option<f64>,
-) -> launchguard_analysis::config::Thresholds {
-    let th = preset::adjust_thresholds(
-        &opts.workload.preset,
-        a.replay_summary.kernels_mode,
-        &opts.config.thresholds,
-        opts.user_set_occupancy,
-    );
-    preset::adjust_for_tp(th, opts.config.check.tp, gpu_us, opts.user_set_occupancy)
-}
-
-fn analyze_rank(
-    trace: &launchguard_trace::Trace,
-    opts: &Options,
-    gpu_us: Option<f64>,
-) -> anyhow::Result<Analysis> {
-    // First pass finds the graph's size; the limits that depend on it are then applied.
-    let base = AnalysisOptions { within: None, thresholds: opts.config.thresholds.clone() };
-    let mut analysis = analyze(trace, &base);
-    let th = effective_thresholds(&analysis, opts, gpu_us);
-    analysis.checks = launchguard_analysis::checks::trace_checks(&analysis, &th);
-    analysis.verdict = Verdict::of(&analysis.checks);
-    Ok(analysis)
-}
-
+/// Copies a trace (with its context) to where the user asked, atomically; gzip-compressed when
+/// the path ends in `.gz`.
 fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> {
     let text = to.display().to_string();
     let dest = if text.contains("{rank}") {
@@ -268,8 +253,15 @@ fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> 
         to.to_path_buf()
     };
     let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::fs::copy(from, tmp.path())?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut input = std::fs::File::open(from)?;
+    if dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
+        let mut gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());
+        std::io::copy(&mut input, &mut gz)?;
+        gz.finish()?;
+    } else {
+        std::io::copy(&mut input, tmp.as_file_mut())?;
+    }
     tmp.persist(&dest).map_err(|e| e.error)?;
     Ok(())
 }

@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use launchguard_analysis::config::Thresholds;
-use launchguard_analysis::{Analysis, Check, Verdict};
+use launchguard_analysis::context::{Inventory, PhaseReport, Workload};
+use launchguard_judge::compare::Comparison;
+use launchguard_judge::config::Thresholds;
+use launchguard_judge::{AnalysisReport, Check, RanksReport, Verdict};
 use serde::{Deserialize, Serialize};
-
-use crate::preset::Workload;
-use crate::protocol::Inventory;
 
 /// Schema id of [`CheckReport`].
 pub const SCHEMA: &str = "launchguard.check/1";
@@ -34,7 +33,7 @@ pub struct CheckReport {
     pub inject_delay_ranks: Option<Vec<u32>>,
     /// Tensor-parallel degree.
     pub tp: u32,
-    /// Trace limits in force, after the per-graph adjustments.
+    /// Trace limits in force (rank 0's), after the judge adapted them to the graph and the ranks.
     pub thresholds: Thresholds,
     /// `launchguard.linkage/1` of the PyTorch that ran.
     #[serde(default)]
@@ -45,68 +44,23 @@ pub struct CheckReport {
     /// Rank 0's samples per phase: `before`, `profiled`, `after`.
     #[serde(default)]
     pub phases: BTreeMap<String, PhaseReport>,
-    /// Rank 0's profiled trace, analyzed.
+    /// Rank 0's profiled trace, judged (one rank).
     #[serde(default)]
-    pub analysis: Option<Analysis>,
+    pub analysis: Option<AnalysisReport>,
     /// Every rank's samples (TP > 1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankReport>,
-    /// The ranks' traces analyzed together (TP > 1): per-rank figures with waiting for peers kept
+    /// The ranks' traces judged together (TP > 1): per-rank figures with waiting for peers kept
     /// apart from busy time, the skew of replay starts, the worst rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub across: Option<launchguard_analysis::model_ranks::RanksAnalysis>,
+    pub across: Option<RanksReport>,
+    /// The comparison with `--baseline`, judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// All checks, in report order.
     pub checks: Vec<Check>,
     /// Wall seconds: each workload phase, and `wall_s` for the whole check.
     pub timings: BTreeMap<String, f64>,
-}
-
-/// One phase's samples and summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct PhaseReport {
-    /// Host cost of each replay, µs: the raw samples, kept for comparisons.
-    pub host_us: Vec<f64>,
-    /// Median host cost.
-    pub host_p50_us: Option<f64>,
-    /// 99th percentile.
-    pub host_p99_us: Option<f64>,
-    /// Mean.
-    pub host_mean_us: Option<f64>,
-    /// GPU time per replay (device events over back-to-back replays).
-    pub gpu_us_per_replay: Option<f64>,
-    /// Host cost of each back-to-back replay with no synchronize between them, µs (raw samples).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steady_host_us: Vec<f64>,
-    /// Their median.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady_host_p50_us: Option<f64>,
-}
-
-impl PhaseReport {
-    /// Summarizes raw samples.
-    pub fn from_samples(host_us: Vec<f64>, gpu_us_per_replay: Option<f64>) -> Self {
-        let mut sorted = host_us.clone();
-        sorted.sort_by(f64::total_cmp);
-        use launchguard_analysis::intervals::{mean, percentile};
-        Self {
-            host_p50_us: percentile(&sorted, 50.0),
-            host_p99_us: percentile(&sorted, 99.0),
-            host_mean_us: mean(&host_us),
-            host_us,
-            gpu_us_per_replay,
-            steady_host_us: Vec::new(),
-            steady_host_p50_us: None,
-        }
-    }
-
-    /// Adds the back-to-back samples.
-    pub fn with_steady(mut self, steady_host_us: Vec<f64>) -> Self {
-        let mut sorted = steady_host_us.clone();
-        sorted.sort_by(f64::total_cmp);
-        self.steady_host_p50_us = launchguard_analysis::intervals::percentile(&sorted, 50.0);
-        self.steady_host_us = steady_host_us;
-        self
-    }
 }
 
 /// One rank of a tensor-parallel run.
@@ -118,42 +72,18 @@ pub struct RankReport {
     pub device_index: Option<u32>,
     /// Its samples.
     pub phases: BTreeMap<String, PhaseReport>,
-    /// Its trace, analyzed.
-    pub analysis: Option<Analysis>,
 }
 
 impl CheckReport {
-    /// The occupancy the guard judges: the lowest device's profiled occupancy; with several ranks,
-    /// the lowest rank's occupancy excluding waiting for peers over the window every rank was
-    /// recorded in (rank 0's whole-window figure swings from 83% to 98% between healthy TP runs
-    /// with how long it waited for its peers when profiling began).
+    /// The occupancy the guard judges: the lowest device's profiled occupancy over its steady
+    /// state; with several ranks, the lowest rank's occupancy excluding waiting for peers over
+    /// the window every rank was recorded in (rank 0's whole-window figure swings from 83% to 98%
+    /// between healthy TP runs with how long it waited for its peers when profiling began).
     pub fn judged_occupancy(&self) -> Option<f64> {
-        if let Some(across) = &self.across {
-            return across
-                .ranks
-                .iter()
-                .filter_map(|r| {
-                    let f = r.common.as_ref().unwrap_or(&r.whole);
-                    f.occupancy_excluding_wait.or(Some(f.occupancy))
-                })
-                .reduce(f64::min);
+        match (&self.across, &self.analysis) {
+            (Some(across), _) => across.judged_occupancy(),
+            (None, Some(a)) => a.judged_occupancy(),
+            (None, None) => None,
         }
-        self.analysis.as_ref().and_then(|a| {
-            a.devices
-                .iter()
-                .filter(|d| d.figures.activities > 0)
-                .map(|d| d.figures.occupancy)
-                .reduce(f64::min)
-        })
     }
-}
-
-/// Host p50 of a phase, if measured.
-pub fn host_p50(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
-    phases.get(phase).and_then(|p| p.host_p50_us)
-}
-
-/// GPU µs per replay of a phase, if measured.
-pub fn gpu_per_replay(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
-    phases.get(phase).and_then(|p| p.gpu_us_per_replay)
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::preset::Workload;
+pub use launchguard_analysis::context::{Inventory, Workload};
 
 /// Schema of the config file.
 pub const CONFIG_SCHEMA: &str = "launchguard.workload-config/1";
@@ -85,50 +85,6 @@ pub struct WorkloadResult {
 
 fn one() -> u32 {
     1
-}
-
-/// The software, hardware and loaded layers of the workload process.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct Inventory {
-    /// Interpreter path.
-    #[serde(default)]
-    pub python: Option<String>,
-    /// Interpreter version.
-    #[serde(default)]
-    pub python_version: Option<String>,
-    /// `torch.__version__`.
-    #[serde(default)]
-    pub torch: Option<String>,
-    /// `torch.version.cuda`.
-    #[serde(default)]
-    pub cuda: Option<String>,
-    /// `torch.version.hip`.
-    #[serde(default)]
-    pub hip: Option<String>,
-    /// GPU driver version.
-    #[serde(default)]
-    pub driver: Option<String>,
-    /// GPU name.
-    #[serde(default)]
-    pub gpu_name: Option<String>,
-    /// GPUs visible.
-    #[serde(default)]
-    pub gpu_count: Option<u32>,
-    /// GPU used.
-    #[serde(default)]
-    pub device_index: Option<u32>,
-    /// NCCL version (TP > 1).
-    #[serde(default)]
-    pub nccl: Option<String>,
-    /// Variables that load or configure profiling and interception layers.
-    #[serde(default)]
-    pub layer_env: BTreeMap<String, String>,
-    /// Shared objects mapped before any profiler ran.
-    #[serde(default)]
-    pub mapped_libraries: Vec<String>,
-    /// Shared objects the profiler session mapped in addition.
-    #[serde(default)]
-    pub mapped_libraries_after_profiler: Vec<String>,
 }
 
 /// One phase's samples.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use launchguard_analysis::{Status, Verdict};
+use launchguard_judge::{Status, Verdict};
 
 use crate::{CheckReport, Options};
 
@@ -98,7 +98,7 @@ pub fn run(
     let mut report = SelftestReport {
         schema: SCHEMA.to_string(),
         preset: base.workload.preset.clone(),
-        tp: base.config.check.tp,
+        tp: base.settings.config.check.tp,
         machine: None,
         rungs: Vec::new(),
         healthy_runs: healthy,
@@ -136,7 +136,7 @@ pub fn run(
                 match &baseline {
                     // Forced: the injected delay is the one difference, and the point.
                     Some(b) => {
-                        let c = crate::compare::compare(b, &run.report, &base.config.compare, true);
+                        let c = crate::compare::compare(b, &run.report, &base.settings.config.compare, true);
                         let failed = c
                             .checks()
                             .into_iter()

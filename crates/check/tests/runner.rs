@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use launchguard_check::preset::Workload;
 use launchguard_check::protocol::{WorkloadConfig, CONFIG_SCHEMA};
 use launchguard_check::runner::{run, Request, RunError};
 
@@ -22,7 +21,7 @@ fn request<'a>(python: &'a str, workdir: &'a Path, tp: u32, timeout_ms: u64) -> 
         python,
         config: WorkloadConfig {
             schema: CONFIG_SCHEMA,
-            workload: Workload::preset("tiny").unwrap(),
+            workload: launchguard_check::preset::preset("tiny").unwrap(),
             inject_delay_us: 0.0,
             inject_delay_ranks: None,
             trace_path: String::new(),

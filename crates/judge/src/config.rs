@@ -1,7 +1,10 @@
 //! Limits and settings: defaults, then a TOML file, then command-line flags, in that order.
 //!
 //! Defaults are the ATOM guard's (ROCm/ATOM PR #432) where it has one; `check` adds its own.
+//! What the user set explicitly is remembered ([`Settings::explicit`]): the judge adapts a
+//! default to the trace's context, never a limit the user chose.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +54,12 @@ pub struct Thresholds {
     pub launch_fail_us: f64,
     /// Which statistic the launch check uses.
     pub launch_statistic: LaunchStatistic,
+    /// The GPU idle before a replay (median over the replays after the first) at or above this,
+    /// in µs, fails — unless [`Thresholds::replay_idle_fail_fraction`] of the GPU time per replay
+    /// is more. Healthy replays on an H200 wait 4–5 µs for the next launch.
+    pub replay_idle_fail_us: f64,
+    /// ... or at or above this fraction of the GPU time per replay, when that is more.
+    pub replay_idle_fail_fraction: f64,
 }
 
 impl Default for Thresholds {
@@ -62,6 +71,8 @@ impl Default for Thresholds {
             max_gaps: 5,
             launch_fail_us: 150.0,
             launch_statistic: LaunchStatistic::Auto,
+            replay_idle_fail_us: 20.0,
+            replay_idle_fail_fraction: 0.10,
         }
     }
 }
@@ -189,15 +200,55 @@ pub enum ConfigError {
 impl Config {
     /// Reads a TOML file over the defaults.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        Settings::from_file(path).map(|s| s.config)
+    }
+
+    /// Parses TOML text over the defaults.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.message().replace('\n', " "))
+    }
+}
+
+/// The configuration in force and which of its keys the user set (`section.key`, from the file
+/// or a flag). Everything is merged here once; every command reads its settings from one value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// Defaults, then the file, then flags.
+    pub config: Config,
+    /// Keys set by the user, as `thresholds.occupancy_fail`.
+    pub explicit: BTreeSet<String>,
+}
+
+impl Settings {
+    /// Reads a TOML file over the defaults, remembering the keys it sets.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
         Self::from_toml(&text)
             .map_err(|message| ConfigError::Parse { path: path.display().to_string(), message })
     }
 
-    /// Parses TOML text over the defaults.
+    /// Parses TOML text over the defaults, remembering the keys it sets.
     pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.message().replace('\n', " "))
+        let config = Config::from_toml(text)?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| e.message().replace('\n', " "))?;
+        let explicit = table
+            .iter()
+            .flat_map(|(section, v)| {
+                v.as_table().into_iter().flat_map(move |t| t.keys().map(move |k| format!("{section}.{k}")))
+            })
+            .collect();
+        Ok(Self { config, explicit })
+    }
+
+    /// Whether the user set `key` (`section.key`).
+    pub fn is_explicit(&self, key: &str) -> bool {
+        self.explicit.contains(key)
+    }
+
+    /// Records that a flag set `key`.
+    pub fn set_by_flag(&mut self, key: &str) {
+        self.explicit.insert(key.to_string());
     }
 }
 
@@ -216,5 +267,14 @@ mod tests {
         assert!(Config::from_toml("[thresholds]\noccupancy_fial = 0.7\n")
             .unwrap_err()
             .contains("unknown field"));
+    }
+
+    #[test]
+    fn settings_remember_the_keys_a_file_sets() {
+        let s =
+            Settings::from_toml("[thresholds]\noccupancy_fail = 0.7\n[check]\npreset = \"tiny\"\n").unwrap();
+        assert!(s.is_explicit("thresholds.occupancy_fail") && s.is_explicit("check.preset"));
+        assert!(!s.is_explicit("thresholds.occupancy_warn"));
+        assert_eq!(s.config.thresholds.occupancy_warn, 0.90);
     }
 }

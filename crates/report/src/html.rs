@@ -6,15 +6,15 @@
 
 use launchguard_analysis::intervals::{mean, percentile};
 use launchguard_analysis::model::Analysis;
-use launchguard_analysis::model_ranks::RanksAnalysis;
-use launchguard_analysis::Status;
+use launchguard_judge::RanksReport;
+use launchguard_judge::Status;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
-use crate::findings::Findings;
 use crate::terminal::{human_bytes, human_us};
 use crate::timeline_svg::timeline;
 use crate::{value_text, Export, View};
+use launchguard_analysis::spans::Findings;
 
 /// The HTML report.
 pub struct Html;
@@ -130,12 +130,12 @@ fn source_line(a: &Analysis) -> Markup {
 }
 
 /// The ranks' traces, for the header of a multi-rank page.
-fn ranks_source_line(r: &RanksAnalysis) -> Markup {
+fn ranks_source_line(r: &RanksReport) -> Markup {
     html! {
         p.source {
             (crate::ranks_table::headline(r))
             @for k in &r.ranks {
-                @let s = &k.analysis.source;
+                @let s = &k.analysis.figures.source;
                 " · rank " (k.rank) " " code { (file_name(&s.path)) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
             }
         }
@@ -143,7 +143,7 @@ fn ranks_source_line(r: &RanksAnalysis) -> Markup {
 }
 
 /// The ranks side by side, one table row per rank, then the figures that compare them.
-fn ranks(r: &RanksAnalysis) -> Markup {
+fn ranks(r: &RanksReport) -> Markup {
     let t = crate::ranks_table::table(r);
     html! {
         section #ranks {
@@ -423,8 +423,12 @@ fn replays(a: &Analysis) -> Markup {
 }
 
 fn phases(view: &View<'_>) -> Markup {
-    let groups: Vec<(&str, String, &[f64])> =
-        view.phases.iter().enumerate().map(|(i, p)| (p.label, format!("ph{}", i % 4), p.host_us)).collect();
+    let groups: Vec<(&str, String, &[f64])> = view
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.label, format!("ph{}", i % 4), &p.report.host_us[..]))
+        .collect();
     let boxes: Vec<(&str, &str, &[f64])> = groups.iter().map(|(l, c, v)| (*l, c.as_str(), *v)).collect();
     let series: Vec<Series> = groups
         .iter()
@@ -441,14 +445,14 @@ fn phases(view: &View<'_>) -> Markup {
                 thead { tr { th { "phase" } th.num { "replays" } th.num { "host p50" } th.num { "host p99" } th.num { "mean" } th.num { "GPU per replay" } } }
                 tbody {
                     @for p in view.phases {
-                        @let v = charts::sorted(p.host_us.iter().copied());
+                        @let r = p.report;
                         tr {
                             td { (p.label) }
-                            td.num { (v.len()) }
-                            td.num { (opt_us(percentile(&v, 50.0))) }
-                            td.num { (opt_us(percentile(&v, 99.0))) }
-                            td.num { (opt_us(mean(&v))) }
-                            td.num { (opt_us(p.gpu_us_per_replay)) }
+                            td.num { (r.host_us.len()) }
+                            td.num { (opt_us(r.host_p50_us)) }
+                            td.num { (opt_us(r.host_p99_us)) }
+                            td.num { (opt_us(r.host_mean_us)) }
+                            td.num { (opt_us(r.gpu_us_per_replay)) }
                         }
                     }
                 }
@@ -466,7 +470,7 @@ mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
     use crate::PhaseSamples;
-    use launchguard_analysis::{Check, Verdict};
+    use launchguard_judge::{Check, Verdict};
 
     #[test]
     fn check_view_renders_its_phases_side_by_side() {
@@ -480,10 +484,16 @@ mod tests {
         let before: Vec<f64> = (0..100).map(|i| 20.0 + (i % 7) as f64).collect();
         let on: Vec<f64> = (0..100).map(|i| 60.0 + (i % 5) as f64).collect();
         let after: Vec<f64> = (0..100).map(|i| 21.0 + (i % 3) as f64).collect();
+        use launchguard_analysis::context::PhaseReport;
+        let reports = [
+            PhaseReport::from_samples(before, Vec::new(), Some(250.0)),
+            PhaseReport::from_samples(on, Vec::new(), Some(251.0)),
+            PhaseReport::from_samples(after, Vec::new(), None),
+        ];
         let phases = [
-            PhaseSamples { label: "before", host_us: &before, gpu_us_per_replay: Some(250.0) },
-            PhaseSamples { label: "profiled", host_us: &on, gpu_us_per_replay: Some(251.0) },
-            PhaseSamples { label: "after", host_us: &after, gpu_us_per_replay: None },
+            PhaseSamples { label: "before", report: &reports[0] },
+            PhaseSamples { label: "profiled", report: &reports[1] },
+            PhaseSamples { label: "after", report: &reports[2] },
         ];
         let doc = crate::Document::of(
             &serde_json::json!({"schema": "launchguard.check/1", "note": "</script><b>"}),

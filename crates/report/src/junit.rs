@@ -2,7 +2,7 @@
 //! each check as a test. Failed checks are failures carrying their message, value and limit;
 //! skipped checks are skipped; a warning passes but keeps its message in `system-out`.
 
-use launchguard_analysis::Status;
+use launchguard_judge::Status;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::{value_text, Export, View};
@@ -66,7 +66,7 @@ impl Export for Junit {
 mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
-    use launchguard_analysis::Check;
+    use launchguard_judge::Check;
 
     #[test]
     fn one_testcase_per_check_with_failures_and_skips() {

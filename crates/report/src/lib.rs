@@ -4,8 +4,8 @@
 pub mod annotate;
 pub mod atomic;
 mod charts;
+pub mod compare;
 pub mod document;
-pub mod findings;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -15,22 +15,21 @@ pub mod ranks_terminal;
 pub mod terminal;
 mod timeline_svg;
 
-use launchguard_analysis::model_ranks::RanksAnalysis;
-use launchguard_analysis::{Analysis, Check, Verdict};
+use launchguard_analysis::Analysis;
+use launchguard_judge::RanksReport;
+use launchguard_judge::{Check, Verdict};
 use launchguard_trace::Timeline;
 
 pub use atomic::{write_atomic, write_atomic_with};
 pub use document::Document;
 
-/// Per-replay host samples of one phase of a `check` run (profiler off before, on, off after).
+/// One phase of a `check` run (profiler off before, on, off after): its samples and summary.
 #[derive(Debug, Clone, Copy)]
 pub struct PhaseSamples<'a> {
     /// Phase label ("before", "profiled", "after").
     pub label: &'a str,
-    /// Host cost of each replay, µs.
-    pub host_us: &'a [f64],
-    /// GPU time per replay, µs, when measured.
-    pub gpu_us_per_replay: Option<f64>,
+    /// The samples and their summary, as measured.
+    pub report: &'a launchguard_analysis::context::PhaseReport,
 }
 
 /// Everything a renderer may show. `analyze` fills the analysis; `check` adds its phases.
@@ -62,7 +61,7 @@ pub struct View<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct RanksView<'a> {
     /// The multi-rank analysis (`launchguard.analysis-ranks/1`).
-    pub analysis: &'a RanksAnalysis,
+    pub analysis: &'a RanksReport,
     /// The rank whose trace `View::analysis` and `View::timeline` are: the worst rank for
     /// `analyze`, rank 0 for `check`.
     pub detail_rank: u64,
@@ -91,9 +90,14 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The same view with the reason its verdict is `skip`.
+    pub fn with_reason(self, reason: Option<&'a str>) -> Self {
+        View { reason, ..self }
+    }
+
     /// The same view with the cross-rank analysis `ranks`; `detail_rank` is the rank whose trace
     /// the view's single-trace analysis and timeline are.
-    pub fn with_ranks(self, ranks: &'a RanksAnalysis, detail_rank: u64) -> Self {
+    pub fn with_ranks(self, ranks: &'a RanksReport, detail_rank: u64) -> Self {
         View { ranks: Some(RanksView { analysis: ranks, detail_rank }), ..self }
     }
 }

@@ -4,8 +4,7 @@
 
 use std::fmt::Write as _;
 
-use launchguard_analysis::intervals::percentile;
-use launchguard_analysis::{Status, Verdict};
+use launchguard_judge::{Status, Verdict};
 
 use crate::terminal::human_us;
 use crate::{ranks_table, value_text, Export, RanksView, View};
@@ -214,16 +213,15 @@ fn phases(out: &mut String, view: &View<'_>) {
     }
     out.push_str("| phase | replays | host p50 | host p99 | GPU per replay |\n|---|---:|---:|---:|---:|\n");
     for p in view.phases {
-        let mut v = p.host_us.to_vec();
-        v.sort_by(f64::total_cmp);
+        let r = p.report;
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
             cell(p.label),
-            v.len(),
-            opt_us(percentile(&v, 50.0)),
-            opt_us(percentile(&v, 99.0)),
-            opt_us(p.gpu_us_per_replay)
+            r.host_us.len(),
+            opt_us(r.host_p50_us),
+            opt_us(r.host_p99_us),
+            opt_us(r.gpu_us_per_replay)
         );
     }
     out.push('\n');
@@ -235,7 +233,7 @@ mod tests {
     use crate::test_support::view_with_checks;
     use crate::PhaseSamples;
     use crate::View;
-    use launchguard_analysis::Check;
+    use launchguard_judge::Check;
 
     #[test]
     fn verdict_and_one_table_row_per_check() {
@@ -300,12 +298,12 @@ mod tests {
     #[test]
     fn ranks_without_a_common_window_or_aligned_clocks() {
         let mut r = crate::test_support::two_ranks();
-        r.across.common_window = None;
-        r.across.clocks.aligned = Some(false);
-        r.across.clocks.violations = 2;
-        r.across.clocks.min_overlap_us = Some(-40.0);
-        r.across.skew = None;
-        r.across.skew_common = None;
+        r.across.figures.common_window = None;
+        r.across.figures.clocks.aligned = Some(false);
+        r.across.figures.clocks.violations = 2;
+        r.across.figures.clocks.min_overlap_us = Some(-40.0);
+        r.across.figures.skew = None;
+        r.across.figures.skew_common = None;
         for k in &mut r.ranks {
             k.common = None;
             k.whole.collective_wait_us = None;
@@ -349,9 +347,13 @@ mod tests {
         let path = dir.path().join("t.json");
         std::fs::write(&path, r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7}}]}"#).unwrap();
         let trace = launchguard_trace::read(&path).unwrap();
-        let analysis = launchguard_analysis::analyze(&trace, &Default::default());
+        let analysis = launchguard_judge::analysis(
+            launchguard_analysis::analyze(&trace, &Default::default()).unwrap(),
+            &Default::default(),
+        );
         let doc = crate::Document::of(&analysis).unwrap();
-        let one = View::of_analysis(&analysis, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
+        let one =
+            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
         let md = String::from_utf8(Markdown.render(&one).unwrap()).unwrap();
         assert!(!md.contains("#### Ranks") && !md.contains("#### Detail") && !md.contains("| rank "), "{md}");
         let r = crate::test_support::two_ranks();
@@ -370,10 +372,12 @@ mod tests {
     #[test]
     fn phases_table_has_percentiles() {
         let checks = vec![Check::new("overhead", Status::Pass, Some(1.0), Some(2.0), "ok")];
-        let before = [10.0, 20.0, 30.0, 40.0, 50.0];
+        use launchguard_analysis::context::PhaseReport;
+        let before = PhaseReport::from_samples(vec![10.0, 20.0, 30.0, 40.0, 50.0], Vec::new(), Some(250.0));
+        let profiled = PhaseReport::from_samples(vec![100.0], Vec::new(), None);
         let phases = [
-            PhaseSamples { label: "before", host_us: &before, gpu_us_per_replay: Some(250.0) },
-            PhaseSamples { label: "profiled", host_us: &[100.0], gpu_us_per_replay: None },
+            PhaseSamples { label: "before", report: &before },
+            PhaseSamples { label: "profiled", report: &profiled },
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let mut view = view_with_checks(&checks, &doc);

@@ -3,8 +3,9 @@
 //! [`crate::ranks_terminal`]: per rank over the common window (where the verdicts are judged) and
 //! over its own window, then the figures that compare the ranks.
 
-use launchguard_analysis::model_ranks::{RankAnalysis, RankFigures, RanksAnalysis, Skew};
-use launchguard_analysis::Verdict;
+use launchguard_analysis::model_ranks::{RankFigures, Skew};
+use launchguard_judge::Verdict;
+use launchguard_judge::{RankReport, RanksReport};
 
 use crate::terminal::human_us;
 use crate::RanksView;
@@ -53,14 +54,14 @@ const fn col(name: &'static str) -> Column {
 
 /// The per-rank table. With a common window, the main figures are over it (the verdicts are
 /// judged there) and each rank's own window follows; without one, only each rank's own window.
-pub(crate) fn table(r: &RanksAnalysis) -> Table {
-    let common = r.across.common_window.is_some();
+pub(crate) fn table(r: &RanksReport) -> Table {
+    let common = r.across.figures.common_window.is_some();
     let mut columns = vec![col("occupancy"), col("excl. waiting"), col("busy"), col("waiting")];
     if common {
         columns.extend([col("own window"), col("occupancy, own window"), col("excl. waiting, own window")]);
     }
     columns.extend([col("graph launch p50"), col("graph launch max"), col("GPU activities per replay")]);
-    let note = match &r.across.common_window {
+    let note = match &r.across.figures.common_window {
         Some(w) => format!(
             "Figures over the common window, {}, in which every rank was recorded (the verdicts are judged there); own window: each rank's first to last GPU activity. Waiting: collectives running before the last rank reached them; excl. waiting: occupancy without it.",
             human_us(w.length_us)
@@ -85,11 +86,11 @@ pub(crate) fn table(r: &RanksAnalysis) -> Table {
                     pct(k.whole.occupancy_excluding_wait),
                 ]);
             }
-            let g = &k.analysis.graph_launches;
+            let g = &k.analysis.figures.graph_launches;
             cells.extend([
                 opt_us(g.p50_us),
                 opt_us(g.max_us),
-                k.analysis.replay_summary.kernels_mode.map_or("–".to_string(), |n| n.to_string()),
+                k.analysis.figures.replay_summary.kernels_mode.map_or("–".to_string(), |n| n.to_string()),
             ]);
             Row { rank: k.rank, verdict: k.verdict, cells }
         })
@@ -98,7 +99,7 @@ pub(crate) fn table(r: &RanksAnalysis) -> Table {
 }
 
 /// "2 ranks, world size 2".
-pub(crate) fn headline(r: &RanksAnalysis) -> String {
+pub(crate) fn headline(r: &RanksReport) -> String {
     let world = r.world_size.map_or("world size unknown".to_string(), |w| format!("world size {w}"));
     format!("{} ranks, {world}", r.ranks.len())
 }
@@ -143,16 +144,16 @@ fn straggler(s: &Skew) -> String {
 }
 
 /// The figures that compare the ranks, as (label, text) lines.
-pub(crate) fn across(r: &RanksAnalysis) -> Vec<(&'static str, String)> {
+pub(crate) fn across(r: &RanksReport) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    match &r.across.skew {
+    match &r.across.figures.skew {
         Some(s) => {
             out.push(("replay skew", spreads(s)));
             out.push(("straggler", straggler(s)));
         }
         None => out.push(("replay skew", "not measured".to_string())),
     }
-    if let Some(s) = &r.across.skew_common {
+    if let Some(s) = &r.across.figures.skew_common {
         out.push(("replay skew, common window", format!("{}; straggler {}", spreads(s), straggler(s))));
     }
     let clocks = clocks(r);
@@ -175,8 +176,8 @@ pub(crate) fn detail_line(ranks: &RanksView<'_>) -> String {
 }
 
 /// Whether the ranks' clocks agree, as a sentence (the matched collectives must overlap).
-pub(crate) fn clocks(r: &RanksAnalysis) -> String {
-    let c = &r.across.clocks;
+pub(crate) fn clocks(r: &RanksReport) -> String {
+    let c = &r.across.figures.clocks;
     match c.aligned {
         Some(true) => format!(
             "one clock: {} matched collectives overlap on every rank (smallest overlap {})",
@@ -194,7 +195,7 @@ pub(crate) fn clocks(r: &RanksAnalysis) -> String {
 }
 
 /// One rank's collective kernels: "rank 0: 800 kernels, 800 matched across ranks (name ×800)".
-pub(crate) fn collectives(k: &RankAnalysis) -> String {
+pub(crate) fn collectives(k: &RankReport) -> String {
     let c = &k.collectives;
     let names: Vec<String> =
         c.names.iter().take(3).map(|n| format!("{} ×{}", short(&n.name), n.count)).collect();

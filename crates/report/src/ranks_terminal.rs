@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use launchguard_analysis::model_ranks::{RankFigures, RanksAnalysis, Skew};
+use launchguard_analysis::model_ranks::{RankFigures, Skew};
+use launchguard_judge::RanksReport;
 
 use crate::ranks_table::{self, opt_us, pct};
 use crate::terminal::{human_bytes, human_us};
@@ -56,11 +57,11 @@ fn skew_line(out: &mut String, label: &str, s: &Skew) {
 }
 
 /// Renders a multi-rank analysis for a terminal (no colour codes).
-pub fn render(r: &RanksAnalysis) -> String {
+pub fn render(r: &RanksReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", ranks_table::headline(r));
     for rank in &r.ranks {
-        let s = &rank.analysis.source;
+        let s = &rank.analysis.figures.source;
         let _ = writeln!(
             out,
             "  rank {:<3} {}  ({}{}, {} events; rank from {})",
@@ -77,12 +78,12 @@ pub fn render(r: &RanksAnalysis) -> String {
     let _ = writeln!(out, "each rank over its own window (first to last GPU activity)");
     row(&mut out, HEADER.map(str::to_string));
     // The verdict sits on the rows it was judged on: the common window, when there is one.
-    let judged_whole = r.across.common_window.is_none();
+    let judged_whole = r.across.figures.common_window.is_none();
     for rank in &r.ranks {
         let verdict = if judged_whole { rank.verdict.as_str().to_uppercase() } else { String::new() };
         figures_row(&mut out, rank.rank, &rank.whole, &verdict);
     }
-    match &r.across.common_window {
+    match &r.across.figures.common_window {
         Some(w) => {
             let _ = writeln!(
                 out,
@@ -113,7 +114,7 @@ pub fn render(r: &RanksAnalysis) -> String {
             .ranks
             .iter()
             .map(|k| {
-                let g = &k.analysis.graph_launches;
+                let g = &k.analysis.figures.graph_launches;
                 format!(
                     "rank {} p50 {} mean {} max {}",
                     k.rank,
@@ -131,13 +132,13 @@ pub fn render(r: &RanksAnalysis) -> String {
     }
     let clocks = ranks_table::clocks(r);
     let _ = writeln!(out, "{:<13}{clocks}", "clocks");
-    match &r.across.skew {
+    match &r.across.figures.skew {
         Some(s) => skew_line(&mut out, "replay skew", s),
         None => {
             let _ = writeln!(out, "{:<13}not measured", "replay skew");
         }
     }
-    if let Some(s) = &r.across.skew_common {
+    if let Some(s) = &r.across.figures.skew_common {
         skew_line(&mut out, "  common", s);
     }
     let _ = writeln!(out, "{:<13}rank {}", "worst rank", r.across.worst_rank);

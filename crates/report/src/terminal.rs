@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use launchguard_analysis::model::{Analysis, Figures};
-use launchguard_analysis::{Check, Status};
+use launchguard_judge::{Check, Status};
 
 use crate::{Export, View};
 
@@ -63,6 +63,17 @@ fn analysis_section(out: &mut String, a: &Analysis) {
         let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({n})"));
         let _ = writeln!(out, "GPU {}{name}", d.device);
         figures_lines(out, &d.figures, "  ");
+        if let Some(s) = d.steady.as_ref().filter(|s| s.before_us > 0.0 || s.after_us > 0.0) {
+            let _ = writeln!(
+                out,
+                "  steady state of graph replays: occupancy {:.1}%   busy {} of {}   ({} before, {} after it)",
+                s.figures.occupancy * 100.0,
+                human_us(s.figures.busy_us),
+                human_us(s.figures.window_us),
+                human_us(s.before_us),
+                human_us(s.after_us)
+            );
+        }
         if d.streams.len() > 1 {
             for st in &d.streams {
                 let f = &st.figures;
@@ -153,17 +164,15 @@ fn phases_section(out: &mut String, view: &View<'_>) {
         "phase", "host p50", "host p99", "replays", "GPU per replay"
     );
     for p in view.phases {
-        let mut v = p.host_us.to_vec();
-        v.sort_by(f64::total_cmp);
-        let pct = |q| launchguard_analysis::intervals::percentile(&v, q);
+        let r = p.report;
         let _ = writeln!(
             out,
             "{:<10} {:>10} {:>10} {:>10} {:>14}",
             p.label,
-            opt_us(pct(50.0)),
-            opt_us(pct(99.0)),
-            v.len(),
-            opt_us(p.gpu_us_per_replay)
+            opt_us(r.host_p50_us),
+            opt_us(r.host_p99_us),
+            r.host_us.len(),
+            opt_us(r.gpu_us_per_replay)
         );
     }
     out.push('\n');

@@ -1,7 +1,7 @@
 //! Hand-built views for the renderers' unit tests.
 
-use launchguard_analysis::model_ranks::RanksAnalysis;
-use launchguard_analysis::{Check, Verdict};
+use launchguard_judge::RanksReport;
+use launchguard_judge::{Check, Verdict};
 
 use crate::View;
 
@@ -41,7 +41,7 @@ fn rank_trace(rank: u64, late: f64) -> String {
 }
 
 /// The two ranks of [`rank_trace`] analysed together, through the real readers and analysis.
-pub fn two_ranks() -> RanksAnalysis {
+pub fn two_ranks() -> RanksReport {
     use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
     let dir = tempfile::tempdir().unwrap();
     let traces: Vec<_> = (0..2)
@@ -53,5 +53,5 @@ pub fn two_ranks() -> RanksAnalysis {
         .collect();
     let ids = identify(&traces).unwrap();
     let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
-    analyze_ranks(&ranks, &Default::default())
+    launchguard_judge::ranks(analyze_ranks(&ranks, &Default::default()).unwrap(), &Default::default())
 }

@@ -7,8 +7,8 @@ use launchguard_analysis::intervals::{self, Span};
 use maud::{html, Markup};
 
 use crate::charts::{axis_us, c, ticks};
-use crate::findings::{Findings, ReplaySpan};
 use crate::terminal::human_us;
+use launchguard_analysis::spans::{Findings, ReplaySpan};
 
 /// Width of the timeline in SVG units.
 pub const W: f64 = 1200.0;

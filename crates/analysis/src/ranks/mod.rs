@@ -1,6 +1,6 @@
 //! Several traces of one distributed run, one per rank: each rank's own analysis, its GPU time
-//! split into compute, collectives and waiting for peers, the skew of replay starts across ranks,
-//! the worst rank and a verdict across ranks.
+//! split into compute, collectives and waiting for peers, and the skew of replay starts across
+//! ranks. Figures only: the judge decides which rank is worst and what passes.
 //!
 //! Definitions (the contract; times are integer nanoseconds, `|S|` the length of a union of spans):
 //! - **Rank**: `distributedInfo.rank`, else the number after `rank` in the file name (`rank0`,
@@ -36,32 +36,21 @@
 //!   p50, p99, max. The rank that started a replay strictly last is its straggler; the rank most
 //!   often last is *the* straggler. `skew_common` keeps the replays whose first GPU activity
 //!   starts inside the common window (`start ≤ t < end`) on every rank.
-//! - **Checks**: each rank's checks are those of its own analysis, with `occupancy` judged on
-//!   occupancy excluding wait over the common window (the whole window without one). With several
-//!   ranks the graph-launch check uses the median unless told otherwise. Across ranks: `ranks`,
-//!   `clock_alignment`, then each per-rank check at the rank where it is worst. The worst rank has
-//!   the worst verdict, among equals the lowest occupancy excluding wait; the verdict is the worst
-//!   status of the checks across ranks.
-
-mod checks;
 mod collectives;
 mod identify;
 
-use crate::analyze::{analyze, Options};
-use crate::check::{Check, Status, Verdict};
-use crate::config::LaunchStatistic;
+use crate::analyze::{analyze, AnalyzeError, Options};
 use crate::model::Analysis;
 use crate::model_ranks::*;
 
-use checks::*;
 use collectives::*;
 pub use collectives::{collective_kind, CollectiveKind, CLOCK_TOLERANCE_NS};
 pub use identify::{identify, rank_from_file_name, rank_of, RankId, RankSource, RankTrace, RanksError};
 
-/// Analyzes the traces of several ranks of one run. `ranks` comes from [`identify`] (rank order,
+/// Measures the traces of several ranks of one run. `ranks` comes from [`identify`] (rank order,
 /// no duplicates); `opts.within` applies to each rank's own analysis only, the cross-rank figures
 /// cover whole traces (so the command refuses it with several traces).
-pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
+pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysis, AnalyzeError> {
     let mut warnings: Vec<String> = ranks.iter().filter_map(|r| r.id.note.clone()).collect();
     let world_sizes: Vec<Option<u64>> =
         ranks.iter().map(|r| r.trace.timeline.meta.distributed.as_ref().and_then(|d| d.world_size)).collect();
@@ -82,27 +71,8 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
         }
     };
 
-    // Each rank alone. With several ranks one launch that waits for a peer must not decide, even
-    // where the trace does not say it is one of several.
-    let analyses: Vec<Analysis> = ranks
-        .iter()
-        .map(|r| {
-            let world = r.trace.timeline.meta.distributed.as_ref().and_then(|d| d.world_size);
-            let single_rank = !matches!(world, Some(w) if w > 1);
-            let forced = opts.thresholds.launch_statistic == LaunchStatistic::Auto && single_rank && ranks.len() > 1;
-            let mut o = opts.clone();
-            if forced {
-                o.thresholds.launch_statistic = LaunchStatistic::Median;
-            }
-            let mut a = analyze(r.trace, &o);
-            if forced {
-                for c in a.checks.iter_mut().filter(|c| c.id == "graph_launch" && c.status != Status::Skip) {
-                    c.message.push_str(" (median: several ranks analyzed together; one launch that waits for a peer must not decide)");
-                }
-            }
-            a
-        })
-        .collect();
+    // Each rank alone.
+    let analyses: Vec<Analysis> = ranks.iter().map(|r| analyze(r.trace, opts)).collect::<Result<_, _>>()?;
 
     let base = ranks.iter().filter_map(|r| r.trace.timeline.meta.base_time_ns).min();
     let mut data: Vec<RankData> = ranks
@@ -186,58 +156,18 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
     for ((r, d), analysis) in ranks.iter().zip(&data).zip(analyses) {
         let whole = figures(d, d.extent.unwrap_or((0, 0)), split);
         let common_fig = common.map(|w| figures(d, w, split));
-        let judged = common_fig.as_ref().unwrap_or(&whole);
-        let collectives = collectives_of(d);
-        let occupancy = occupancy_check(judged, &collectives, common.is_some(), &opts.thresholds);
-        let checks: Vec<Check> =
-            analysis
-                .checks
-                .iter()
-                .map(|c| {
-                    if c.id == "occupancy" && c.status != Status::Skip {
-                        occupancy.clone()
-                    } else {
-                        c.clone()
-                    }
-                })
-                .collect();
-        let verdict = Verdict::of(&checks);
         for w in &analysis.warnings {
             warnings.push(format!("rank {}: {w}", d.rank));
         }
         out_ranks.push(RankAnalysis {
             rank: r.id.rank,
             rank_from: r.id.from.as_str().to_string(),
-            collectives,
+            collectives: collectives_of(d),
             whole,
             common: common_fig,
-            checks,
-            verdict,
             analysis,
         });
     }
-
-    let occupancy_of = |r: &RankAnalysis| {
-        let f = r.common.as_ref().unwrap_or(&r.whole);
-        f.occupancy_excluding_wait.unwrap_or(f.occupancy)
-    };
-    let worst = out_ranks
-        .iter()
-        .max_by(|a, b| {
-            severity(a.verdict)
-                .cmp(&severity(b.verdict))
-                .then_with(|| occupancy_of(b).total_cmp(&occupancy_of(a)))
-                .then_with(|| b.rank.cmp(&a.rank))
-        })
-        .map_or(0, |r| r.rank);
-
-    let rank_ids: Vec<u64> = out_ranks.iter().map(|r| r.rank).collect();
-    let mut checks = vec![ranks_check(&rank_ids, world_size), clock_check_result(&clocks)];
-    if let Some(first) = out_ranks.first() {
-        let ids: Vec<String> = first.checks.iter().map(|c| c.id.clone()).collect();
-        checks.extend(ids.iter().filter_map(|id| worst_check(&out_ranks, id)));
-    }
-    let verdict = Verdict::of(&checks);
 
     let (skew_all, skew_common) = if split {
         let all = skew(&data, matching.replays, &|_| true);
@@ -251,12 +181,11 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
         .filter(|&i| data.iter().all(|d| d.replays[i].first_gpu.is_some()))
         .count() as u64;
 
-    RanksAnalysis {
+    Ok(RanksAnalysis {
         schema: RANKS_SCHEMA.to_string(),
         world_size,
         ranks: out_ranks,
         across: Across {
-            worst_rank: worst,
             clocks,
             common_window: common.map(|(s, e)| Window {
                 start_us: us(s),
@@ -267,10 +196,8 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> RanksAnalysis {
             skew: skew_all,
             skew_common,
         },
-        checks,
-        verdict,
         warnings,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -333,7 +260,7 @@ mod tests {
         let ids: Vec<RankId> =
             (0..2).map(|rank| RankId { rank, from: RankSource::DistributedInfo, note: None }).collect();
         let ranks = [RankTrace { id: &ids[0], trace: &t0 }, RankTrace { id: &ids[1], trace: &t1 }];
-        let a = analyze_ranks(&ranks, &Options::default());
+        let a = analyze_ranks(&ranks, &Options::default()).unwrap();
         let w = &a.ranks[0].whole;
         assert_eq!(w.window_us, 0.510);
         assert_eq!(w.busy_us, 0.420); // [10, 400) ∪ [450, 460) ∪ [500, 520)
@@ -354,6 +281,5 @@ mod tests {
         let skew = a.across.skew.unwrap();
         assert_eq!(skew.gpu_start.max_us, 0.0);
         assert_eq!(skew.straggler, None);
-        assert_eq!(a.across.worst_rank, 0);
     }
 }

@@ -1,12 +1,99 @@
-//! The checks `check` adds to the trace checks: run-ahead headroom with the profiler off, what the
-//! profiler leaves behind, and whether the profiler recorded what ran.
+//! The checks of what `check` measured besides the trace (its context): the linkage of the
+//! PyTorch that ran, the interception layers in the process, whether the profiler recorded what
+//! ran, the launch headroom and run-ahead with the profiler off, and what the profiler left
+//! behind. `analyze` of a trace `check` kept judges them alike, from the trace's context event.
 
 use std::collections::BTreeMap;
 
-use launchguard_analysis::config::CheckConfig;
-use launchguard_analysis::{Analysis, Check, Status};
+use launchguard_analysis::context::{Inventory, PhaseReport, WorkloadContext};
+use launchguard_analysis::Analysis;
+use launchguard_linkage::{forbidden, LinkageReport};
 
-use crate::model::{gpu_per_replay, host_p50, PhaseReport};
+use crate::config::CheckConfig;
+use crate::verdict::{Check, Status};
+
+/// Host p50 of a phase, if measured.
+pub fn host_p50(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
+    phases.get(phase).and_then(|p| p.host_p50_us)
+}
+
+/// GPU µs per replay of a phase, if measured.
+pub fn gpu_per_replay(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
+    phases.get(phase).and_then(|p| p.gpu_us_per_replay)
+}
+
+/// The checks of a context, in report order: those before the trace checks (what ran) and those
+/// after them (how it ran).
+pub(crate) fn checks(
+    a: &Analysis,
+    ctx: &WorkloadContext,
+    forbid: &[String],
+    cfg: &CheckConfig,
+) -> (Vec<Check>, Vec<Check>) {
+    let linkage = match (&ctx.linkage, &ctx.linkage_problem) {
+        (None, Some(why)) => {
+            Check::new("linkage", Status::Skip, None, None, format!("linkage not inspected: {why}"))
+        }
+        (report, _) => linkage(report.as_ref(), forbid),
+    };
+    let before = vec![
+        linkage,
+        ctx.inventory.as_ref().map_or_else(
+            || Check::new("interception_layers", Status::Skip, None, None, "no inventory of the process"),
+            interception_layers,
+        ),
+    ];
+    let after = vec![
+        trace_sanity(a, ctx.workload.replays),
+        launch_headroom(&ctx.phases, cfg, ""),
+        run_ahead(&ctx.phases, ctx.tp, ""),
+        residual_overhead(&ctx.phases, cfg, ""),
+    ];
+    (before, after)
+}
+
+/// The linkage check: the profiler backend PyTorch links is always reported; it fails only where
+/// `linkage.forbid` says so.
+pub fn linkage(report: Option<&serde_json::Value>, forbid: &[String]) -> Check {
+    let Some(value) = report else {
+        return Check::new("linkage", Status::Skip, None, None, "linkage not inspected");
+    };
+    let report: LinkageReport = match serde_json::from_value(value.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            return Check::new("linkage", Status::Skip, None, None, format!("unreadable linkage report: {e}"))
+        }
+    };
+    let violations = match forbidden(&report, forbid) {
+        Ok(v) => v,
+        Err(e) => return Check::new("linkage", Status::Fail, None, None, format!("linkage.forbid: {e}")),
+    };
+    let chain = report
+        .profiler_libraries
+        .iter()
+        // `via` runs from the inspected library down to this one, itself included.
+        .map(|l| l.via.join(" → "))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut msg = format!("PyTorch links profiler backend {}", report.profiler_backend.as_str());
+    if !chain.is_empty() {
+        msg.push_str(&format!(" ({chain})"));
+    }
+    if !report.unresolved.is_empty() {
+        msg.push_str(&format!("; {} dependencies unresolved", report.unresolved.len()));
+    }
+    let (status, msg) = if violations.is_empty() {
+        (Status::Pass, msg)
+    } else {
+        (Status::Fail, format!("{msg}; forbidden by linkage.forbid: {}", violations.join("; ")))
+    };
+    let mut c = Check::new("linkage", status, None, None, msg);
+    c.value = serde_json::json!(report.profiler_backend.as_str());
+    if !forbid.is_empty() {
+        c.limit = serde_json::json!(forbid);
+    }
+    c
+}
 
 /// What avoids the residual overhead, and what that costs (h200-ground-truth.md).
 pub const TEARDOWN_HINT: &str =
@@ -174,7 +261,7 @@ const INJECTION_VARS: [&str; 5] =
 /// The profiling and interception layers actually in the workload process: mapped libraries
 /// (before and after the profiler session) and the variables that load them. Reported always;
 /// a warning when a variable injects a tool into every launch.
-pub fn interception_layers(inv: &crate::protocol::Inventory) -> Check {
+pub fn interception_layers(inv: &Inventory) -> Check {
     let describe = |paths: &[String]| -> Vec<String> {
         paths
             .iter()
@@ -218,8 +305,8 @@ mod tests {
 
     fn phases(before: f64, after: f64, gpu: f64) -> BTreeMap<String, PhaseReport> {
         let mut m = BTreeMap::new();
-        m.insert("before".into(), PhaseReport::from_samples(vec![before; 5], Some(gpu)));
-        m.insert("after".into(), PhaseReport::from_samples(vec![after; 5], Some(gpu)));
+        m.insert("before".into(), PhaseReport::from_samples(vec![before; 5], Vec::new(), Some(gpu)));
+        m.insert("after".into(), PhaseReport::from_samples(vec![after; 5], Vec::new(), Some(gpu)));
         m
     }
 
@@ -242,7 +329,7 @@ mod tests {
             let mut m = BTreeMap::new();
             m.insert(
                 "before".to_string(),
-                PhaseReport::from_samples(vec![3.0; 5], Some(gpu)).with_steady(vec![steady; 5]),
+                PhaseReport::from_samples(vec![3.0; 5], vec![steady; 5], Some(gpu)),
             );
             m
         };
@@ -274,7 +361,7 @@ mod tests {
 
     #[test]
     fn interception_layers_warn_only_on_injection() {
-        let mut inv = crate::protocol::Inventory {
+        let mut inv = Inventory {
             mapped_libraries: vec![
                 "/venv/nvidia/cuda_cupti/lib/libcupti.so.13".into(),
                 "/usr/lib/libc.so.6".into(),

@@ -1,0 +1,201 @@
+//! What `check` knew about the run that a trace alone does not tell: the workload, the host
+//! samples of its three phases, the process's inventory and linkage. `check` writes it into the
+//! trace it profiled as one metadata event ([`EVENT_NAME`], schema [`SCHEMA`]), so that `analyze`
+//! of a kept trace measures and judges exactly what `check` did.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Schema id of [`WorkloadContext`].
+pub const SCHEMA: &str = "launchguard.context/1";
+
+/// Name of the metadata (`"ph": "M"`) event that carries a [`WorkloadContext`] in its `args`.
+pub const EVENT_NAME: &str = launchguard_trace::CONTEXT_EVENT;
+
+/// The model the workload captures as one graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// Preset name, or `custom` after knobs changed it.
+    pub preset: String,
+    /// Block architecture: `gpt` (LayerNorm, QKV, SDPA, GELU MLP: the ATOM block) or `qwen3`.
+    pub arch: String,
+    /// Decoder layers.
+    pub layers: u32,
+    /// Batch size.
+    pub batch: u32,
+    /// Sequence length (1: a decode step).
+    pub seq: u32,
+    /// Hidden size.
+    pub hidden: u32,
+    /// Attention heads.
+    pub heads: u32,
+    /// Key/value heads (grouped-query attention); `None` = heads.
+    pub kv_heads: Option<u32>,
+    /// Head dimension; `None` = hidden / heads.
+    pub head_dim: Option<u32>,
+    /// MLP width; `None` = 4 × hidden.
+    pub ffn: Option<u32>,
+    /// `float16`, `bfloat16` or `float32`.
+    pub dtype: String,
+    /// Eager forward passes before capture.
+    pub eager_warmups: u32,
+    /// Graph replays before anything is measured.
+    pub warmups: u32,
+    /// Replays under the profiler.
+    pub replays: u32,
+    /// Replays timed one by one with the profiler off (before and after the session).
+    pub host_replays: u32,
+    /// Back-to-back replays timed with device events for the GPU time per replay.
+    pub gpu_replays: u32,
+    /// GPU index.
+    pub device: u32,
+}
+
+/// One phase's host samples and their summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PhaseReport {
+    /// Host cost of each replay, µs: the raw samples, kept for comparisons.
+    pub host_us: Vec<f64>,
+    /// Median host cost.
+    pub host_p50_us: Option<f64>,
+    /// 99th percentile.
+    pub host_p99_us: Option<f64>,
+    /// Mean.
+    pub host_mean_us: Option<f64>,
+    /// GPU time per replay (device events over back-to-back replays).
+    pub gpu_us_per_replay: Option<f64>,
+    /// Host cost of each back-to-back replay with no synchronize between them, µs (raw samples).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steady_host_us: Vec<f64>,
+    /// Their median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_host_p50_us: Option<f64>,
+}
+
+impl PhaseReport {
+    /// Summarizes raw samples: the host cost of each replay, the back-to-back ones, and the GPU
+    /// time per replay.
+    pub fn from_samples(host_us: Vec<f64>, steady_host_us: Vec<f64>, gpu_us_per_replay: Option<f64>) -> Self {
+        use crate::intervals::{mean, percentile};
+        let sorted = |v: &[f64]| {
+            let mut s = v.to_vec();
+            s.sort_by(f64::total_cmp);
+            s
+        };
+        let (host, steady) = (sorted(&host_us), sorted(&steady_host_us));
+        Self {
+            host_p50_us: percentile(&host, 50.0),
+            host_p99_us: percentile(&host, 99.0),
+            host_mean_us: mean(&host_us),
+            host_us,
+            gpu_us_per_replay,
+            steady_host_p50_us: percentile(&steady, 50.0),
+            steady_host_us,
+        }
+    }
+}
+
+/// The software, hardware and loaded layers of the workload process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Inventory {
+    /// Interpreter path.
+    #[serde(default)]
+    pub python: Option<String>,
+    /// Interpreter version.
+    #[serde(default)]
+    pub python_version: Option<String>,
+    /// `torch.__version__`.
+    #[serde(default)]
+    pub torch: Option<String>,
+    /// `torch.version.cuda`.
+    #[serde(default)]
+    pub cuda: Option<String>,
+    /// `torch.version.hip`.
+    #[serde(default)]
+    pub hip: Option<String>,
+    /// GPU driver version.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// GPU name.
+    #[serde(default)]
+    pub gpu_name: Option<String>,
+    /// GPUs visible.
+    #[serde(default)]
+    pub gpu_count: Option<u32>,
+    /// GPU used.
+    #[serde(default)]
+    pub device_index: Option<u32>,
+    /// NCCL version (TP > 1).
+    #[serde(default)]
+    pub nccl: Option<String>,
+    /// Variables that load or configure profiling and interception layers.
+    #[serde(default)]
+    pub layer_env: BTreeMap<String, String>,
+    /// Shared objects mapped before any profiler ran.
+    #[serde(default)]
+    pub mapped_libraries: Vec<String>,
+    /// Shared objects the profiler session mapped in addition.
+    #[serde(default)]
+    pub mapped_libraries_after_profiler: Vec<String>,
+}
+
+/// What `check` measured besides the trace, for one rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadContext {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// launchguard's version that ran the workload.
+    pub launchguard_version: String,
+    /// The workload that ran.
+    pub workload: Workload,
+    /// Ranks in the run (the tensor-parallel degree).
+    pub tp: u32,
+    /// This trace's rank.
+    pub rank: u32,
+    /// µs busy-waited before each replay (0 in real use).
+    pub inject_delay_us: f64,
+    /// The ranks that busy-waited (absent: every rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inject_delay_ranks: Option<Vec<u32>>,
+    /// Host samples per phase: `before` (no profiler yet), `profiled`, `after`.
+    pub phases: BTreeMap<String, PhaseReport>,
+    /// Software, hardware and loaded layers of the process.
+    #[serde(default)]
+    pub inventory: Option<Inventory>,
+    /// `launchguard.linkage/1` of the PyTorch that ran, when it was inspected.
+    #[serde(default)]
+    pub linkage: Option<serde_json::Value>,
+    /// Why the linkage was not inspected, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linkage_problem: Option<String>,
+}
+
+impl WorkloadContext {
+    /// GPU µs per replay measured with device events before the profiler session.
+    pub fn gpu_us_per_replay(&self) -> Option<f64> {
+        self.phases.get("before").and_then(|p| p.gpu_us_per_replay)
+    }
+
+    /// Reads the `args` text of a context event; `None` with the reason when it is not one.
+    pub fn from_event_args(text: &str) -> Result<Self, String> {
+        let ctx: Self =
+            serde_json::from_str(text).map_err(|e| format!("unreadable launchguard context: {e}"))?;
+        if ctx.schema != SCHEMA {
+            return Err(format!("launchguard context of schema '{}', expected {SCHEMA}", ctx.schema));
+        }
+        Ok(ctx)
+    }
+
+    /// The metadata event that carries this context, one line of JSON.
+    pub fn to_event(&self) -> serde_json::Result<String> {
+        Ok(format!(
+            r#"{{"ph":"M","name":"{EVENT_NAME}","pid":{PID},"tid":0,"ts":0,"args":{}}}"#,
+            serde_json::to_string(self)?
+        ))
+    }
+}
+
+/// Process id of the events launchguard adds to a trace. Linux pids stay below 2^22, so no process
+/// of the trace has it. A number: Perfetto drops events whose pid is not an integer.
+pub const PID: u64 = 1 << 22;

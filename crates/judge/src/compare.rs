@@ -1,0 +1,451 @@
+//! Judging a comparison with a baseline: `launchguard.compare/1`.
+//!
+//! Only regressions fail; improvements are reported. A metric measured per replay fails only when
+//! its shift is both significant (Mann–Whitney U, p < `alpha`) and large: the bound of its
+//! bootstrap interval nearest to zero must clear a floor, the larger of an absolute floor and
+//! `min_relative_shift` × the baseline median. Per-replay samples are autocorrelated and each
+//! process has its own offset, so significance alone would alarm on noise. One figure per run
+//! (GPU time, occupancy) fails past a fixed relative or absolute change. With several ranks every
+//! rank is compared and the worst rank decides each metric's check, named in its message.
+//!
+//! Runs of different GPUs, workloads, software versions, TP degrees are incomparable: they are
+//! compared only when forced, and what differs is said either way.
+
+use launchguard_analysis::compare::{Method, MetricFigures, Worse};
+use serde::{Deserialize, Serialize};
+
+use crate::config::CompareConfig;
+use crate::verdict::{Check, Status, Verdict};
+
+/// Schema id of [`Comparison`].
+pub const SCHEMA: &str = "launchguard.compare/1";
+
+/// The comparison of a current run with a baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// launchguard's version.
+    pub launchguard_version: String,
+    /// Worst status of [`Comparison::checks`]: `fail` for a regression past the limits.
+    pub verdict: Verdict,
+    /// The baseline run.
+    pub baseline: RunInfo,
+    /// The current run.
+    pub current: RunInfo,
+    /// Whether the metrics were compared: the runs are alike, or the comparison was forced.
+    pub comparable: bool,
+    /// Whether the comparison was forced past blocking differences.
+    pub forced: bool,
+    /// What differs between the runs' settings (blocking or only noted).
+    pub differences: Vec<Difference>,
+    /// The limits in force.
+    pub limits: CompareConfig,
+    /// One entry per metric (and per rank with several ranks); empty when not comparable.
+    pub metrics: Vec<Metric>,
+}
+
+/// What identifies one of the two runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The file it was read from, when read from one.
+    pub path: Option<String>,
+    /// Its own verdict.
+    pub verdict: Verdict,
+    /// Workload preset.
+    pub preset: String,
+    /// GPU name.
+    pub gpu_name: Option<String>,
+    /// `torch.__version__`.
+    pub torch: Option<String>,
+    /// launchguard version that produced it.
+    pub launchguard_version: String,
+}
+
+/// A setting that differs between the two runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// What differs (`gpu_name`, `workload.layers`, `torch`, …).
+    pub field: String,
+    /// The baseline's value.
+    pub baseline: String,
+    /// The current run's value.
+    pub current: String,
+    /// Whether it makes the runs incomparable (else it is only noted).
+    pub blocking: bool,
+}
+
+/// What the comparison of a metric found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Worse past the limit (for samples: significant, and the interval clears the floor).
+    Regression,
+    /// Better past the limit.
+    Improvement,
+    /// Samples: the test finds no significant shift.
+    NotSignificant,
+    /// Samples: significant, but the interval does not clear the floor (noise between processes).
+    BelowFloor,
+    /// Single value: the change is within the limit.
+    WithinLimit,
+    /// Missing from one of the runs.
+    NotMeasured,
+}
+
+/// The judged comparison of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// What was measured.
+    #[serde(flatten)]
+    pub figures: MetricFigures,
+    /// The signed limit a regression must pass: +floor for costs, −drop for occupancy.
+    pub limit: Option<f64>,
+    /// `fail` for a regression, `skip` when not measured, else `pass`.
+    pub status: Status,
+    /// What was found.
+    pub outcome: Outcome,
+    /// One line: the figures, the interval and the finding.
+    pub message: String,
+}
+
+/// Settings that never make two runs incomparable: an injected delay is what a comparison of the
+/// guard itself must catch; another GPU of the same model measures the same thing.
+const NOTED_ONLY: [&str; 5] =
+    ["inject_delay_us", "inject_delay_ranks", "launchguard_version", "python_version", "workload.device"];
+
+/// What differs between two runs' settings, given as `(field, value)` lists in report order.
+pub fn differences(baseline: &[(String, String)], current: &[(String, String)]) -> Vec<Difference> {
+    let value = |list: &[(String, String)], field: &str| {
+        list.iter().find(|(f, _)| f == field).map_or_else(|| "unknown".to_string(), |(_, v)| v.clone())
+    };
+    let mut fields: Vec<&String> = baseline.iter().map(|(f, _)| f).collect();
+    for (f, _) in current {
+        if !fields.contains(&f) {
+            fields.push(f);
+        }
+    }
+    fields
+        .into_iter()
+        .filter_map(|f| {
+            let (b, c) = (value(baseline, f), value(current, f));
+            (b != c).then(|| Difference {
+                field: f.clone(),
+                baseline: b,
+                current: c,
+                blocking: !NOTED_ONLY.contains(&f.as_str()),
+            })
+        })
+        .collect()
+}
+
+/// One line naming the blocking differences, or `None` when the runs are comparable.
+pub fn incompatibility(diffs: &[Difference]) -> Option<String> {
+    let blocking: Vec<String> = diffs
+        .iter()
+        .filter(|d| d.blocking)
+        .map(|d| format!("{} {} (baseline) vs {} (current)", d.field, d.baseline, d.current))
+        .collect();
+    (!blocking.is_empty()).then(|| blocking.join("; "))
+}
+
+/// Judges measured metrics. Incomparable runs (see [`differences`]) are judged only when `force`
+/// is set; otherwise the result has no metrics and `comparable` is false.
+pub fn judge(
+    baseline: RunInfo,
+    current: RunInfo,
+    differences: Vec<Difference>,
+    figures: Vec<MetricFigures>,
+    cfg: &CompareConfig,
+    force: bool,
+) -> Comparison {
+    let blocked = incompatibility(&differences).is_some();
+    let comparable = force || !blocked;
+    let mut c = Comparison {
+        schema: SCHEMA.to_string(),
+        launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
+        verdict: Verdict::Skip,
+        baseline,
+        current,
+        comparable,
+        forced: force && blocked,
+        differences,
+        limits: cfg.clone(),
+        metrics: if comparable { figures.into_iter().map(|f| metric(f, cfg)).collect() } else { Vec::new() },
+    };
+    c.verdict = Verdict::of(&c.checks());
+    c
+}
+
+fn metric(f: MetricFigures, cfg: &CompareConfig) -> Metric {
+    match f.method {
+        Method::MannWhitneyBootstrap => samples(f, cfg),
+        Method::SingleValue => single(f, cfg),
+    }
+}
+
+/// A number with its sign, to `digits` decimals.
+pub fn signed(v: f64, digits: usize) -> String {
+    format!("{}{:.*}", if v >= 0.0 { "+" } else { "−" }, digits, v.abs())
+}
+
+/// A p-value in a line of text.
+pub fn format_p(p: f64) -> String {
+    if p < 1e-300 {
+        "< 1e-300".into()
+    } else if p < 1e-3 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+fn not_measured(f: MetricFigures) -> Metric {
+    let (b, c) = (f.baseline.n, f.current.n);
+    let which = if b == 0 && c == 0 {
+        "either run"
+    } else if b == 0 {
+        "the baseline"
+    } else {
+        "the current run"
+    };
+    let message = format!("{}: not measured in {which}", f.label);
+    Metric { figures: f, limit: None, status: Status::Skip, outcome: Outcome::NotMeasured, message }
+}
+
+/// The absolute floor of a per-replay metric.
+fn abs_floor(id: &str, cfg: &CompareConfig) -> f64 {
+    if id == "graph_launch" {
+        cfg.min_launch_shift_us
+    } else {
+        cfg.min_host_shift_us
+    }
+}
+
+/// Per-replay samples (costs: higher is worse).
+fn samples(f: MetricFigures, cfg: &CompareConfig) -> Metric {
+    let (Some(mb), Some(mc), Some(p), Some(ci), Some(shift)) =
+        (f.baseline.median, f.current.median, f.p_value, f.interval, f.shift)
+    else {
+        return not_measured(f);
+    };
+    let floor = abs_floor(&f.id, cfg).max(cfg.min_relative_shift * mb.abs());
+    let outcome = if p >= cfg.alpha {
+        Outcome::NotSignificant
+    } else if ci.low > floor {
+        Outcome::Regression
+    } else if ci.high < -floor {
+        Outcome::Improvement
+    } else {
+        Outcome::BelowFloor
+    };
+    let finding = match outcome {
+        Outcome::Regression => format!("a regression: the interval clears the {floor:.1} µs floor"),
+        Outcome::Improvement => format!("an improvement: the interval clears the {floor:.1} µs floor"),
+        Outcome::NotSignificant => format!("no significant shift (alpha {})", cfg.alpha),
+        _ => format!("significant, but the interval does not clear the {floor:.1} µs floor"),
+    };
+    let message = format!(
+        "{}: median {mb:.1} → {mc:.1} µs, {} µs ({:.0}% CI {} to {}, p {}, n {}/{}): {finding}",
+        f.label,
+        signed(shift, 1),
+        100.0 * ci.confidence,
+        signed(ci.low, 1),
+        signed(ci.high, 1),
+        format_p(p),
+        f.baseline.n,
+        f.current.n,
+    );
+    let status = if outcome == Outcome::Regression { Status::Fail } else { Status::Pass };
+    Metric { figures: f, limit: Some(floor), status, outcome, message }
+}
+
+/// One figure per run: GPU time per replay (relative limit) or occupancy (absolute limit).
+fn single(f: MetricFigures, cfg: &CompareConfig) -> Metric {
+    let (Some(bv), Some(cv), Some(shift)) = (f.baseline.median, f.current.median, f.shift) else {
+        return not_measured(f);
+    };
+    let (limit, regression, improvement) = match f.worse {
+        Worse::Higher => {
+            let l = cfg.max_gpu_increase * bv.abs();
+            (l, shift > l, shift < -l)
+        }
+        Worse::Lower => {
+            let l = -cfg.max_occupancy_drop;
+            (l, shift < l, shift > -l)
+        }
+    };
+    let outcome = if regression {
+        Outcome::Regression
+    } else if improvement {
+        Outcome::Improvement
+    } else {
+        Outcome::WithinLimit
+    };
+    let finding = match outcome {
+        Outcome::Regression => "a regression past the limit",
+        Outcome::Improvement => "an improvement past the limit",
+        _ => "within the limit",
+    };
+    let message = match f.worse {
+        Worse::Higher => format!(
+            "{}: {bv:.1} → {cv:.1} µs, {} µs ({}%; one figure per run, no interval; fails above {}%): {finding}",
+            f.label,
+            signed(shift, 1),
+            signed(100.0 * shift / bv, 1),
+            100.0 * cfg.max_gpu_increase
+        ),
+        Worse::Lower => format!(
+            "{}: {:.1}% → {:.1}%, {} points (one figure per run, no interval; fails below {} points): {finding}",
+            f.label,
+            100.0 * bv,
+            100.0 * cv,
+            signed(100.0 * shift, 1),
+            signed(100.0 * limit, 1)
+        ),
+    };
+    let status = if regression { Status::Fail } else { Status::Pass };
+    Metric { figures: f, limit: Some(limit), status, outcome, message }
+}
+
+impl Comparison {
+    /// One line naming the blocking differences between the runs, if any.
+    pub fn incompatibility(&self) -> Option<String> {
+        incompatibility(&self.differences)
+    }
+
+    /// The comparison as checks: `compare.baseline` (whether the runs are alike: a warning when
+    /// they differ), then `compare.<metric id>` for each metric, with value = the shift and
+    /// limit = the signed limit. With several ranks each metric's check is the worst rank's, its
+    /// message naming that rank and the ranks compared.
+    pub fn checks(&self) -> Vec<Check> {
+        let mut out = Vec::new();
+        let noted: Vec<String> = self
+            .differences
+            .iter()
+            .filter(|d| !d.blocking)
+            .map(|d| format!("{} {} vs {}", d.field, d.baseline, d.current))
+            .collect();
+        let noted = if noted.is_empty() { String::new() } else { format!(" (noted: {})", noted.join(", ")) };
+        out.push(match self.incompatibility() {
+            Some(why) if self.comparable => Check::new(
+                "compare.baseline",
+                Status::Warn,
+                None,
+                None,
+                format!("compared although the runs differ: {why}{noted}"),
+            )
+            .with_hint(
+                "shifts may come from the difference, not from a regression: record a baseline on this setup",
+            ),
+            Some(why) => Check::new(
+                "compare.baseline",
+                Status::Warn,
+                None,
+                None,
+                format!("baseline not compared, the runs differ: {why}{noted}"),
+            )
+            .with_hint(
+                "record a baseline on this setup (check --save-baseline), or compare anyway with --force",
+            ),
+            None => Check::new(
+                "compare.baseline",
+                Status::Pass,
+                None,
+                None,
+                format!(
+                    "baseline comparable: same GPU ({}), workload ({}), software versions{noted}",
+                    self.baseline.gpu_name.as_deref().unwrap_or("unknown"),
+                    self.baseline.preset
+                ),
+            ),
+        });
+        let mut ids: Vec<&str> = Vec::new();
+        for m in &self.metrics {
+            if !ids.contains(&m.figures.id.as_str()) {
+                ids.push(&m.figures.id);
+            }
+        }
+        for id in ids {
+            let of_id: Vec<&Metric> = self.metrics.iter().filter(|m| m.figures.id == id).collect();
+            let worst = worst_rank(&of_id);
+            let mut message = worst.message.clone();
+            if of_id.len() > 1 {
+                let ranks: Vec<String> =
+                    of_id.iter().filter_map(|m| m.figures.rank).map(|r| r.to_string()).collect();
+                let rank = worst.figures.rank.map_or("?".to_string(), |r| r.to_string());
+                message = format!("rank {rank} (worst of ranks {}): {message}", ranks.join(", "));
+            }
+            let c =
+                Check::new(&format!("compare.{id}"), worst.status, worst.figures.shift, worst.limit, message);
+            out.push(if worst.status == Status::Fail {
+                c.with_hint(
+                    "compare the inventories of the two results: a new interception layer, library or driver \
+                     setting adds to every launch",
+                )
+            } else {
+                c
+            });
+        }
+        out
+    }
+}
+
+/// The rank whose comparison of a metric is worst: a regression first, then the largest shift in
+/// the worse direction (relative, so ranks of different costs compare), then the lowest rank.
+fn worst_rank<'m>(metrics: &[&'m Metric]) -> &'m Metric {
+    let badness = |m: &Metric| {
+        let rel = m.figures.relative_shift.or(m.figures.shift).unwrap_or(f64::NEG_INFINITY);
+        match m.figures.worse {
+            Worse::Higher => rel,
+            Worse::Lower => -rel,
+        }
+    };
+    metrics
+        .iter()
+        .copied()
+        .max_by(|a, b| {
+            a.status
+                .cmp(&b.status)
+                .then_with(|| badness(a).total_cmp(&badness(b)))
+                .then_with(|| b.figures.rank.cmp(&a.figures.rank))
+        })
+        .expect("one metric at least")
+}
+
+/// Checks a configuration's `[compare]` limits.
+pub fn validate_config(c: &CompareConfig) -> Result<(), String> {
+    let open_unit = |name: &str, v: f64| {
+        if v > 0.0 && v < 1.0 {
+            Ok(())
+        } else {
+            Err(format!("compare.{name} must be between 0 and 1 (exclusive), got {v}"))
+        }
+    };
+    open_unit("alpha", c.alpha)?;
+    open_unit("confidence", c.confidence)?;
+    for (name, v) in [
+        ("min_host_shift_us", c.min_host_shift_us),
+        ("min_relative_shift", c.min_relative_shift),
+        ("min_launch_shift_us", c.min_launch_shift_us),
+        ("max_gpu_increase", c.max_gpu_increase),
+        ("max_occupancy_drop", c.max_occupancy_drop),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("compare.{name} must be a non-negative number, got {v}"));
+        }
+    }
+    if !(MIN_RESAMPLES..=MAX_RESAMPLES).contains(&c.resamples) {
+        return Err(format!(
+            "compare.resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES}, got {}",
+            c.resamples
+        ));
+    }
+    Ok(())
+}
+
+/// Fewer bootstrap resamples make the interval's bounds noise.
+pub const MIN_RESAMPLES: u32 = 100;
+/// More cost seconds per metric and add nothing (the interval settles within a few thousand);
+/// without a cap a stranger's config could ask for 4·10⁹ (34 GB).
+pub const MAX_RESAMPLES: u32 = 100_000;

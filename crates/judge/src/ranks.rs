@@ -1,0 +1,255 @@
+//! The judgement of several ranks of one run: each rank judged with its own figures and the
+//! context of a multi-rank run, its occupancy on the time it did something other than wait for a
+//! peer over the window every rank was recorded in; then each check at the rank where it is
+//! worst, naming that rank and the ranks it covers.
+
+use launchguard_analysis::model_ranks::{Clocks, Collectives, RankAnalysis, RankFigures, RanksAnalysis};
+
+use crate::config::Settings;
+use crate::limits::Limits;
+use crate::report::{AcrossReport, RankReport, RanksReport};
+use crate::trace::{occupancy_limits_text, occupancy_status};
+use crate::verdict::{Check, Status, Verdict};
+
+/// Judges the ranks of one run.
+pub fn judge(r: RanksAnalysis, settings: &Settings) -> RanksReport {
+    let n = r.ranks.len() as u64;
+    let common = r.across.common_window.is_some();
+    let mut ranks: Vec<RankReport> =
+        r.ranks.into_iter().map(|rank| judge_rank(rank, n, common, settings)).collect();
+    ranks.sort_by_key(|k| k.rank);
+    let worst = worst_rank(&ranks);
+    let ids: Vec<u64> = ranks.iter().map(|k| k.rank).collect();
+    let mut checks = vec![ranks_check(&ids, r.world_size), clock_check(&r.across.clocks)];
+    if let Some(first) = ranks.first() {
+        let order: Vec<String> = first.checks.iter().map(|c| c.id.clone()).collect();
+        checks.extend(order.iter().filter_map(|id| worst_check(&ranks, id)));
+    }
+    let every_rank_skips = ranks.iter().all(|k| k.verdict == Verdict::Skip);
+    let (verdict, reason) = if every_rank_skips {
+        (Verdict::Skip, ranks.first().and_then(|k| k.analysis.reason.clone()))
+    } else {
+        (Verdict::of(&checks), None)
+    };
+    RanksReport {
+        schema: r.schema,
+        world_size: r.world_size,
+        ranks,
+        across: AcrossReport { worst_rank: worst, figures: r.across },
+        checks,
+        verdict,
+        reason,
+        warnings: r.warnings,
+    }
+}
+
+fn judge_rank(rank: RankAnalysis, ranks: u64, common: bool, settings: &Settings) -> RankReport {
+    let judged = rank.common.as_ref().unwrap_or(&rank.whole);
+    // The rank's checks are its trace's, with occupancy measured on the rank's time not spent
+    // waiting for peers (a collective that waits counts as busy in the trace's own figures).
+    let occupancy = |l: &Limits| rank_occupancy(judged, &rank.collectives, common, l);
+    let crate::Judged { checks, verdict, .. } =
+        crate::judge_trace(&rank.analysis, ranks, settings, Some(&occupancy));
+    let analysis = crate::judge_analysis(rank.analysis, ranks, settings);
+    RankReport {
+        rank: rank.rank,
+        rank_from: rank.rank_from,
+        collectives: rank.collectives,
+        whole: rank.whole,
+        common: rank.common,
+        checks,
+        verdict,
+        analysis,
+    }
+}
+
+/// The occupancy check of a rank, on occupancy excluding collective wait.
+fn rank_occupancy(f: &RankFigures, c: &Collectives, common: bool, l: &Limits) -> Check {
+    let value = f.occupancy_excluding_wait.unwrap_or(f.occupancy);
+    let status = occupancy_status(value, l);
+    let scope = if common { "the common window (every rank recorded)" } else { "its window" };
+    let limits = format!("({})", occupancy_limits_text(l));
+    let head = format!("GPU busy {:.1}% of {scope}, {:.1} ms", value * 100.0, f.window_us / 1000.0);
+    let msg = match f.collective_wait_us {
+        _ if c.kernels == 0 => format!("{head}; no collective kernels {limits}"),
+        None => format!(
+            "{head}, collectives counted as busy: the clocks look unaligned, so waiting for peers cannot be told apart {limits}"
+        ),
+        Some(_) if c.matched == 0 => format!(
+            "{head}, collectives counted as busy: none was matched across ranks, so waiting for peers cannot be told apart {limits}"
+        ),
+        Some(wait) => format!(
+            "{head}, not counting {:.3} ms of collectives waiting for peers ({:.1}% counting them) {limits}",
+            wait / 1000.0,
+            f.occupancy * 100.0
+        ),
+    };
+    let check = Check::new("occupancy", status, Some(value), Some(l.thresholds.occupancy_fail), msg);
+    if status == Status::Pass {
+        check
+    } else {
+        check.with_hint("the GPU waits for the host between launches, or for a peer: look at the host cost of each launch, the gaps and the replay skew")
+    }
+}
+
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Skip => 0,
+        Verdict::Pass => 1,
+        Verdict::Warn => 2,
+        Verdict::Fail => 3,
+    }
+}
+
+/// The rank with the worst verdict; among equals, the lowest occupancy excluding wait, then the
+/// lowest rank.
+fn worst_rank(ranks: &[RankReport]) -> u64 {
+    let occupancy_of = |r: &RankReport| {
+        let f = r.common.as_ref().unwrap_or(&r.whole);
+        f.occupancy_excluding_wait.unwrap_or(f.occupancy)
+    };
+    ranks
+        .iter()
+        .max_by(|a, b| {
+            severity(a.verdict)
+                .cmp(&severity(b.verdict))
+                .then_with(|| occupancy_of(b).total_cmp(&occupancy_of(a)))
+                .then_with(|| b.rank.cmp(&a.rank))
+        })
+        .map_or(0, |r| r.rank)
+}
+
+fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
+    let n = ranks.len() as u64;
+    match world_size {
+        Some(w) => {
+            let missing: Vec<u64> = (0..w).filter(|r| !ranks.contains(r)).collect();
+            let beyond: Vec<u64> = ranks.iter().copied().filter(|&r| r >= w).collect();
+            if missing.is_empty() && beyond.is_empty() {
+                Check::new(
+                    "ranks",
+                    Status::Pass,
+                    Some(n as f64),
+                    Some(w as f64),
+                    format!("ranks {} of world size {w}", list(ranks)),
+                )
+            } else {
+                let mut why = Vec::new();
+                if !missing.is_empty() {
+                    why.push(format!("rank {} missing", list(&missing)));
+                }
+                if !beyond.is_empty() {
+                    why.push(format!("rank {} beyond the world size", list(&beyond)));
+                }
+                Check::new(
+                    "ranks",
+                    Status::Warn,
+                    Some(n as f64),
+                    Some(w as f64),
+                    format!(
+                        "{n} traces of world size {w}: {}; waiting is measured among the given ranks only",
+                        why.join(", ")
+                    ),
+                )
+            }
+        }
+        None => {
+            let contiguous = ranks.iter().enumerate().all(|(i, &r)| r == i as u64);
+            let status = if contiguous { Status::Pass } else { Status::Warn };
+            let tail = if contiguous { "" } else { ": a rank in between is missing" };
+            Check::new(
+                "ranks",
+                status,
+                Some(n as f64),
+                None,
+                format!("ranks {}, world size unknown{tail}", list(ranks)),
+            )
+        }
+    }
+}
+
+fn clock_check(c: &Clocks) -> Check {
+    match c.aligned {
+        None => Check::new(
+            "clock_alignment",
+            Status::Skip,
+            None,
+            None,
+            "no collective matched across ranks: one clock assumed (traces from one host share it)",
+        ),
+        Some(true) => Check::new(
+            "clock_alignment",
+            Status::Pass,
+            c.min_overlap_us,
+            Some(-c.tolerance_us),
+            format!(
+                "{} collectives matched across ranks overlap on every rank (smallest overlap {:.3} µs): one clock",
+                c.matched_collectives,
+                c.min_overlap_us.unwrap_or(0.0)
+            ),
+        ),
+        Some(false) => Check::new(
+            "clock_alignment",
+            Status::Warn,
+            c.min_overlap_us,
+            Some(-c.tolerance_us),
+            format!(
+                "{} of {} matched collectives end on one rank before another rank starts them (by up to {:.1} µs): the clocks look unaligned, or the traces do not hold the same replays; waiting for peers is not split out",
+                c.violations,
+                c.matched_collectives,
+                -c.min_overlap_us.unwrap_or(0.0)
+            ),
+        )
+        .with_hint("analyze the traces of one run recorded on one host; ranks on several hosts need synchronized clocks"),
+    }
+}
+
+/// The check `id` at the rank where it is worst: worst status, then the lowest value for
+/// occupancy and the highest for the others, then the lowest rank. Its message names the rank
+/// that decided and the ranks the check covers.
+fn worst_check(ranks: &[RankReport], id: &str) -> Option<Check> {
+    let value = |c: &Check| c.value.as_f64().unwrap_or(f64::NAN);
+    let mut best: Option<(&RankReport, &Check)> = None;
+    let mut covered = Vec::new();
+    for r in ranks {
+        let Some(c) = r.checks.iter().find(|c| c.id == id) else { continue };
+        covered.push(r.rank);
+        let worse = match best {
+            None => true,
+            Some((_, b)) if c.status != b.status => c.status > b.status,
+            Some((_, b)) if id == "occupancy" => value(c) < value(b),
+            Some((_, b)) => value(c) > value(b),
+        };
+        if worse {
+            best = Some((r, c));
+        }
+    }
+    best.map(|(r, c)| {
+        let mut c = c.clone();
+        c.message = if covered.len() > 1 {
+            format!("rank {} (worst of ranks {}): {}", r.rank, list(&covered), c.message)
+        } else {
+            format!("rank {}: {}", r.rank, c.message)
+        };
+        c
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_check_names_missing_ranks() {
+        assert_eq!(ranks_check(&[0, 1], Some(2)).status, Status::Pass);
+        let c = ranks_check(&[0, 2], Some(4));
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.message.contains("rank 1, 3 missing"), "{}", c.message);
+        assert_eq!(ranks_check(&[0, 1, 2], None).status, Status::Pass);
+        assert_eq!(ranks_check(&[0, 2], None).status, Status::Warn);
+    }
+}
