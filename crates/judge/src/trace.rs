@@ -351,3 +351,245 @@ fn trace_complete(a: &Analysis) -> Check {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::limits::Context;
+
+    /// The figures of a one-device trace, written by hand: `occupancy` and `gaps` (over 100 µs)
+    /// of its steady state, `launches` graph launches of `kernels` each (mean and median
+    /// duration), the GPU span of a replay and the idle time before each after the first.
+    struct Case {
+        occupancy: f64,
+        gaps: u64,
+        launches: u64,
+        kernels: u64,
+        launch_mean_us: f64,
+        launch_p50_us: f64,
+        span_us: f64,
+        idle_us: f64,
+        world: u64,
+    }
+
+    fn figures(c: &Case) -> Analysis {
+        let fig = |occ: f64, gaps: u64| {
+            serde_json::json!({"activities": c.launches * c.kernels, "window_start_us": 0.0, "window_us": 1000.0,
+                "busy_us": 1000.0 * occ, "idle_us": 1000.0 * (1.0 - occ), "occupancy": occ,
+                "gaps": {"threshold_us": 100.0, "over_threshold": gaps, "count": gaps, "max_us": 150.0, "histogram": []}})
+        };
+        let mut device = fig(c.occupancy, c.gaps);
+        device["device"] = "0".into();
+        device["streams"] = serde_json::json!([]);
+        let mut steady = fig(c.occupancy, c.gaps);
+        for (k, v) in [
+            ("before_us", 0.0),
+            ("after_us", 0.0),
+            ("busy_before_us", 0.0),
+            ("busy_after_us", 0.0),
+            ("replay_share", 1.0),
+        ] {
+            steady[k] = v.into();
+        }
+        device["steady"] = if c.launches > 0 { steady } else { serde_json::Value::Null };
+        let v = serde_json::json!({
+            "schema": "launchguard.analysis/1",
+            "source": {"path": "t", "bytes": 1, "gzip": false, "events": 10, "skipped_events": 0,
+                       "skipped": {"missing_ts": 0, "bad_dur": 0, "not_an_object": 0}, "truncated": false, "truncation": null},
+            "trace": {"profiler": null, "rank": null, "world_size": c.world, "base_time_ns": null},
+            "within": null,
+            "devices": [device],
+            "graph_launches": {"count": c.launches, "apis": ["cudaGraphLaunch"], "mean_us": c.launch_mean_us,
+                               "p50_us": c.launch_p50_us, "p99_us": c.launch_mean_us, "max_us": c.launch_mean_us,
+                               "kernels_per_launch": {"min": c.kernels, "max": c.kernels}},
+            "replays": [],
+            "replay_summary": {"count": c.launches, "kernels_mode": if c.launches > 0 { Some(c.kernels) } else { None },
+                               "inconsistent": 0, "without_kernels": 0, "latency_p50_us": 10.0,
+                               "gpu_span_p50_us": if c.launches > 0 { Some(c.span_us) } else { None },
+                               "idle_before_p50_us": c.idle_us,
+                               "steady_idle_before_p50_us": if c.launches > 1 { Some(c.idle_us) } else { None },
+                               "kernel_counts": []},
+            "warnings": []
+        });
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn statuses(c: &Case) -> Vec<(String, Status)> {
+        let a = figures(c);
+        let l = Limits::new(&Context::of(&a, 1), &Settings::default());
+        checks(&a, &l, None).into_iter().map(|k| (k.id, k.status)).collect()
+    }
+
+    fn status_of(list: &[(String, Status)], id: &str) -> Status {
+        list.iter().find(|(k, _)| k == id).map(|(_, s)| *s).unwrap()
+    }
+
+    /// Table-driven: each trace's figures and the statuses the judge must give, worked out by
+    /// hand from the limits (ATOM's, adapted to the context as `limits` says).
+    #[test]
+    fn the_trace_checks_follow_the_limits_in_force() {
+        use Status::*;
+        let base = Case {
+            occupancy: 0.95,
+            gaps: 0,
+            launches: 100,
+            kernels: 44,
+            launch_mean_us: 60.0,
+            launch_p50_us: 55.0,
+            span_us: 255.0,
+            idle_us: 4.5,
+            world: 1,
+        };
+        // (what, case, occupancy, gaps, graph_launch, replay_idle)
+        let cases = [
+            ("healthy reference graph", Case { ..base }, Pass, Pass, Pass, Pass),
+            ("ATOM's warning band", Case { occupancy: 0.85, ..base }, Warn, Pass, Pass, Pass),
+            (
+                "a starved GPU",
+                Case { occupancy: 0.70, gaps: 99, idle_us: 130.0, ..base },
+                Fail,
+                Fail,
+                Pass,
+                Fail,
+            ),
+            ("idle at 10% of the replay fails", Case { idle_us: 25.5, ..base }, Pass, Pass, Pass, Fail),
+            ("just below it passes", Case { idle_us: 25.4, ..base }, Pass, Pass, Pass, Pass),
+            (
+                "a slow launch",
+                Case { launch_mean_us: 316.0, launch_p50_us: 310.0, ..base },
+                Pass,
+                Pass,
+                Fail,
+                Pass,
+            ),
+            // 421 kernels: the launch limit is 150 × 421/44 = 1435 µs.
+            (
+                "a large graph's launch",
+                Case {
+                    kernels: 421,
+                    launches: 1,
+                    launch_mean_us: 506.8,
+                    launch_p50_us: 506.8,
+                    span_us: 10_389.0,
+                    ..base
+                },
+                Pass,
+                Pass,
+                Pass,
+                Skip,
+            ),
+            (
+                "a large graph's slow launch",
+                Case {
+                    kernels: 421,
+                    launch_mean_us: 1436.0,
+                    launch_p50_us: 1436.0,
+                    span_us: 10_389.0,
+                    ..base
+                },
+                Pass,
+                Pass,
+                Fail,
+                Pass,
+            ),
+            // A 35 µs graph: occupancy never fails (warns below 60%); the idle time judges it,
+            // at 20 µs (10% of 35 µs is less).
+            (
+                "a small graph under the profiler",
+                Case { occupancy: 0.76, kernels: 11, span_us: 35.0, idle_us: 4.0, ..base },
+                Pass,
+                Pass,
+                Pass,
+                Pass,
+            ),
+            (
+                "a small graph starved",
+                Case { occupancy: 0.42, kernels: 11, span_us: 35.0, idle_us: 41.5, ..base },
+                Warn,
+                Pass,
+                Pass,
+                Fail,
+            ),
+            // Two ranks: the median launch against 150 × 52/44 + 274 µs; occupancy fails below 70%.
+            (
+                "a TP=2 rank",
+                Case {
+                    occupancy: 0.75,
+                    kernels: 52,
+                    span_us: 274.0,
+                    launch_mean_us: 3400.0,
+                    launch_p50_us: 245.0,
+                    world: 2,
+                    ..base
+                },
+                Warn,
+                Pass,
+                Pass,
+                Pass,
+            ),
+            (
+                "a TP=2 rank starved",
+                Case { occupancy: 0.60, kernels: 52, span_us: 274.0, launch_p50_us: 245.0, world: 2, ..base },
+                Fail,
+                Pass,
+                Pass,
+                Pass,
+            ),
+            // 2000 replays: 5 gaps per 100 replays are allowed.
+            ("a long serving trace", Case { launches: 2000, gaps: 100, ..base }, Pass, Pass, Pass, Pass),
+            (
+                "a long serving trace with many gaps",
+                Case { launches: 2000, gaps: 101, ..base },
+                Pass,
+                Fail,
+                Pass,
+                Pass,
+            ),
+            (
+                "no graph replay",
+                Case { launches: 0, occupancy: 0.13, gaps: 250, ..base },
+                Skip,
+                Skip,
+                Skip,
+                Skip,
+            ),
+        ];
+        for (what, case, occ, gaps, launch, idle) in cases {
+            let got = statuses(&case);
+            let want = [("occupancy", occ), ("gaps", gaps), ("graph_launch", launch), ("replay_idle", idle)];
+            for (id, status) in want {
+                assert_eq!(status_of(&got, id), status, "{what}: {id} in {got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_trace_without_graph_replays_is_skipped_with_the_reason_unless_a_limit_is_set() {
+        let case = Case {
+            occupancy: 0.13,
+            gaps: 250,
+            launches: 0,
+            kernels: 0,
+            launch_mean_us: 0.0,
+            launch_p50_us: 0.0,
+            span_us: 0.0,
+            idle_us: 0.0,
+            world: 1,
+        };
+        let report = crate::analysis(figures(&case), &Settings::default());
+        assert_eq!(report.verdict, crate::Verdict::Skip);
+        assert!(report.reason.unwrap().starts_with("no graph replay in the trace"));
+        let mut s = Settings::default();
+        s.set_by_flag("thresholds.occupancy_fail");
+        let report = crate::analysis(figures(&case), &s);
+        assert_eq!(report.verdict, crate::Verdict::Fail);
+        assert_eq!(
+            status_of(
+                &report.checks.iter().map(|c| (c.id.clone(), c.status)).collect::<Vec<_>>(),
+                "occupancy"
+            ),
+            Status::Fail
+        );
+    }
+}

@@ -1,0 +1,291 @@
+//! `check` after a successful workload run, where there is no GPU: real H200 runs
+//! (tests/data/labeled) replayed through a stand-in interpreter, so the verdict, the exit code,
+//! `--json`, `--keep-trace`, baselines and the TP merge are tested on real measurements. And the
+//! judge held to the labels: no healthy run fails, every starved run fails, in `check`, in
+//! `analyze` of the raw trace, and in `analyze` of the trace `check` kept — which must give
+//! `check`'s verdict, check by check.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// One labeled run (labels.toml).
+#[derive(Debug, Clone)]
+struct Run {
+    name: String,
+    preset: String,
+    tp: u32,
+    delay_us: f64,
+    delay_ranks: Option<Vec<u32>>,
+    label: String,
+    set: String,
+}
+
+fn labeled_dir() -> PathBuf {
+    repo_root().join("tests/data/labeled")
+}
+
+fn runs() -> Vec<Run> {
+    let text = std::fs::read_to_string(labeled_dir().join("labels.toml")).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    doc["runs"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .map(|(name, r)| Run {
+            name: name.clone(),
+            preset: r["preset"].as_str().unwrap().to_string(),
+            tp: r["tp"].as_integer().unwrap() as u32,
+            delay_us: r["inject_delay_us"].as_float().unwrap(),
+            delay_ranks: r
+                .get("inject_delay_ranks")
+                .map(|v| v.as_array().unwrap().iter().map(|x| x.as_integer().unwrap() as u32).collect()),
+            label: r["label"].as_str().unwrap().to_string(),
+            set: r["set"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+/// `launchguard check` replaying `run` (recorded in `dir`), with `extra` flags.
+fn replay(run: &Run, dir: &Path, extra: &[&str]) -> Output {
+    let mut cmd = launchguard();
+    cmd.env("LG_REPLAY_DIR", dir)
+        .arg("check")
+        .arg("--python")
+        .arg(labeled_dir().join("replay-python"))
+        .args(["--preset", &run.preset, "--tp", &run.tp.to_string()])
+        .args(["--inject-delay-us", &run.delay_us.to_string()]);
+    if let Some(ranks) = &run.delay_ranks {
+        let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        cmd.args(["--inject-delay-ranks", &list.join(",")]);
+    }
+    cmd.args(extra).output().unwrap()
+}
+
+fn json_of(out: &Output, what: &str) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Each check as (id, status, message).
+fn checks(v: &Value) -> Vec<(String, String, String)> {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn failed(v: &Value) -> Vec<String> {
+    checks(v).into_iter().filter(|c| c.1 == "fail").map(|c| c.0).collect()
+}
+
+/// The traces of a run: one per rank.
+fn rank_files(dir: &Path, stem: &str, tp: u32) -> Vec<PathBuf> {
+    (0..tp).map(|r| dir.join(stem.replace("{rank}", &r.to_string()))).collect()
+}
+
+fn analyze(paths: &[PathBuf]) -> (i32, Value) {
+    let out = launchguard().arg("analyze").args(paths).args(["--format", "json"]).output().unwrap();
+    (out.status.code().unwrap_or(-1), json_of(&out, "analyze"))
+}
+
+/// Judges every run that `pick` picks and holds each verdict to its label.
+fn judge_by_label(pick: impl Fn(&Run) -> bool) {
+    let runs: Vec<Run> = runs().into_iter().filter(|r| pick(r)).collect();
+    assert!(!runs.is_empty());
+    for run in runs {
+        let dir = labeled_dir().join(&run.name);
+        let tmp = tempfile::tempdir().unwrap();
+        let keep = tmp.path().join("kept.json.gz");
+        let out = replay(&run, &dir, &["--format", "json", "--keep-trace", keep.to_str().unwrap()]);
+        let check = json_of(&out, &run.name);
+        let code = out.status.code().unwrap();
+        let verdict = check["verdict"].as_str().unwrap();
+        assert_eq!(code, if verdict == "fail" { 1 } else { 0 }, "{}: exit {code} for {verdict}", run.name);
+
+        let raw = rank_files(&dir, "trace.rank{rank}.json.gz", run.tp);
+        let (raw_code, raw_doc) = analyze(&raw);
+        let kept =
+            if run.tp > 1 { rank_files(tmp.path(), "kept.json.gz.rank{rank}", run.tp) } else { vec![keep] };
+        let (kept_code, kept_doc) = analyze(&kept);
+
+        // analyze of the trace check kept judges exactly as check did.
+        assert_eq!((kept_code, kept_doc["verdict"].as_str()), (code, Some(verdict)), "{}", run.name);
+        assert_eq!(checks(&kept_doc), checks(&check), "{}: analyze of the kept trace vs check", run.name);
+
+        let verdicts = [("check", verdict), ("analyze", raw_doc["verdict"].as_str().unwrap())];
+        for (what, v) in verdicts {
+            match run.label.as_str() {
+                "healthy" => {
+                    assert_ne!(v, "fail", "{}: a healthy run fails in {what}: {:?}", run.name, failed(&check))
+                }
+                "starved" => assert_eq!(v, "fail", "{}: a starved GPU passes in {what}", run.name),
+                _ => {}
+            }
+        }
+        assert_eq!(raw_code, if raw_doc["verdict"] == "fail" { 1 } else { 0 });
+        eprintln!(
+            "{} ({}, set {}): check {verdict}, analyze {}",
+            run.name, run.label, run.set, raw_doc["verdict"]
+        );
+    }
+}
+
+#[test]
+fn reference_runs_are_judged_by_their_labels() {
+    judge_by_label(|r| r.preset == "reference" && r.tp == 1);
+}
+
+#[test]
+fn tiny_runs_are_judged_by_their_labels() {
+    judge_by_label(|r| r.preset == "tiny");
+}
+
+#[test]
+fn qwen3_runs_are_judged_by_their_labels() {
+    judge_by_label(|r| r.preset == "qwen3-0.6b");
+}
+
+#[test]
+fn tp2_runs_are_judged_by_their_labels() {
+    judge_by_label(|r| r.tp == 2);
+}
+
+fn run(name: &str) -> Run {
+    runs().into_iter().find(|r| r.name == name).unwrap()
+}
+
+#[test]
+fn check_writes_json_keeps_its_trace_and_compares_with_a_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, base) = (tmp.path().join("result.json"), tmp.path().join("baseline.json"));
+    let healthy = run("reference-healthy-01");
+    let out = replay(
+        &healthy,
+        &labeled_dir().join(&healthy.name),
+        &["--format", "json", "--json", json.to_str().unwrap(), "--save-baseline", base.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = json_of(&out, "check");
+    let written: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(written, printed);
+    assert_eq!(std::fs::read(&json).unwrap(), std::fs::read(&base).unwrap());
+    assert_eq!(printed["schema"], "launchguard.check/1");
+    // The recorded samples are the ones judged: the median of the workload's own before-phase.
+    let result: Value = serde_json::from_slice(
+        &std::fs::read(labeled_dir().join(&healthy.name).join("result.rank0.json")).unwrap(),
+    )
+    .unwrap();
+    let mut host: Vec<f64> = result["phases"]["before"]["host_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    host.sort_by(f64::total_cmp);
+    let median = (host[149] + host[150]) / 2.0;
+    assert!((printed["phases"]["before"]["host_p50_us"].as_f64().unwrap() - median).abs() < 1e-9);
+
+    // Another healthy process: no regression.
+    let other = run("reference-healthy-02");
+    let out = replay(
+        &other,
+        &labeled_dir().join(&other.name),
+        &["--format", "json", "--baseline", base.to_str().unwrap()],
+    );
+    let v = json_of(&out, "healthy vs baseline");
+    assert!(failed(&v).iter().all(|id| !id.starts_with("compare.")), "{:?}", failed(&v));
+    assert_eq!(v["comparison"]["verdict"], "pass");
+    // 25 µs before every launch: host cost per replay 2.7 → 27.9 µs, a regression.
+    let slow = run("reference-delay-25");
+    let out = replay(
+        &slow,
+        &labeled_dir().join(&slow.name),
+        &["--format", "json", "--baseline", base.to_str().unwrap()],
+    );
+    let v = json_of(&out, "delay vs baseline");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(failed(&v).contains(&"compare.host_before".to_string()), "{:?}", failed(&v));
+    // The injected delay is noted, not a reason to refuse the comparison.
+    assert!(checks(&v)
+        .iter()
+        .any(|c| c.0 == "compare.baseline" && c.1 == "pass" && c.2.contains("inject_delay_us")));
+}
+
+#[test]
+fn a_slow_rank_alone_is_caught_against_a_baseline_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("baseline.json");
+    let healthy = run("tp2-healthy-1");
+    let out = replay(
+        &healthy,
+        &labeled_dir().join(&healthy.name),
+        &["--format", "json", "--save-baseline", base.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // 25 µs before every launch on rank 1 only: hidden by the GPU (no trace check fails), caught
+    // by the comparison on rank 1, which is named.
+    let slow = run("tp2-rank1-delay-25");
+    let out = replay(
+        &slow,
+        &labeled_dir().join(&slow.name),
+        &["--format", "json", "--baseline", base.to_str().unwrap()],
+    );
+    let v = json_of(&out, "tp2 vs baseline");
+    assert_eq!(out.status.code(), Some(1), "{:?}", checks(&v));
+    let host = checks(&v).into_iter().find(|c| c.0 == "compare.host_before").unwrap();
+    assert_eq!(host.1, "fail");
+    assert!(host.2.starts_with("rank 1 (worst of ranks 0, 1):"), "{}", host.2);
+    // Every rank was compared: one metric per rank in the comparison.
+    let ranks: Vec<u64> = v["comparison"]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"] == "host_before")
+        .map(|m| m["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, [0, 1]);
+    // The text output names the rank too.
+    let out = replay(&slow, &labeled_dir().join(&slow.name), &["--baseline", base.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("compare.host_before") && text.contains("rank 1 (worst of ranks 0, 1)"), "{text}");
+}
+
+#[test]
+fn a_trace_that_lost_kernels_fails_trace_sanity() {
+    // The reference run with 10 of its 4400 kernels taken out of the trace, as a profiler that
+    // drops events leaves it.
+    let src = labeled_dir().join("reference-healthy-01");
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["config.json", "result.rank0.json"] {
+        std::fs::copy(src.join(f), tmp.path().join(f)).unwrap();
+    }
+    let mut doc = crate::oracle::load(&src.join("trace.rank0.json.gz"));
+    let events = doc["traceEvents"].as_array_mut().unwrap();
+    let mut dropped = 0;
+    events.retain(|e| {
+        let drop = e["cat"] == "kernel" && dropped < 10;
+        dropped += usize::from(drop);
+        !drop
+    });
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &serde_json::to_vec(&doc).unwrap()).unwrap();
+    std::fs::write(tmp.path().join("trace.rank0.json.gz"), gz.finish().unwrap()).unwrap();
+    let out = replay(&run("reference-healthy-01"), tmp.path(), &["--format", "json"]);
+    let v = json_of(&out, "lost kernels");
+    assert_eq!(out.status.code(), Some(1));
+    let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
+    assert_eq!(sanity.1, "fail");
+    assert!(sanity.2.contains("a kernel count other than 44"), "{}", sanity.2);
+}
