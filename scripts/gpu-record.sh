@@ -7,6 +7,8 @@
 # usage: OUT=dir BIN=path/to/launchguard scripts/gpu-record.sh SCENARIO...
 #   presets – (2 GPUs) reference and tiny, healthy and with delays, qwen3-0.6b split over both
 #   tp      – (2 GPUs) --tp 2 healthy, with a delay on every rank and on rank 1 only
+#   setb    – (2 GPUs) more healthy runs of each preset and --tp 2, recorded apart to validate
+#             limits chosen on the first ones
 # Everything lands in $OUT/rec/NAME/, packed into one tar per preset, cut into 15 MB parts (the
 # device returns files of at most 16 MiB).
 set -u
@@ -48,6 +50,18 @@ presets() {
   cat "$OUT/gpu0.log" "$OUT/gpu1.log"
 }
 
+setb() {
+  ( export CUDA_VISIBLE_DEVICES=0
+    for i in 11 12 13 14; do one "reference-healthy-$i" --preset reference; done
+    for i in 05 06; do one "qwen3-0.6b-healthy-$i" --preset qwen3-0.6b; done ) > "$OUT/gpu0.log" 2>&1 &
+  ( export CUDA_VISIBLE_DEVICES=1
+    for i in 11 12 13 14; do one "tiny-healthy-$i" --preset tiny; done
+    for i in 07 08; do one "qwen3-0.6b-healthy-$i" --preset qwen3-0.6b; done ) > "$OUT/gpu1.log" 2>&1 &
+  wait
+  cat "$OUT/gpu0.log" "$OUT/gpu1.log"
+  for i in 6 7 8; do one "tp2-healthy-$i" --tp 2 --timeout 120; done
+}
+
 tp() {
   for i in 1 2 3 4 5; do one "tp2-healthy-$i" --tp 2 --timeout 120; done
   one tp2-delay-300 --tp 2 --timeout 120 --inject-delay-us 300
@@ -61,6 +75,7 @@ for s in "$@"; do
   case $s in
     presets) presets ;;
     tp) tp ;;
+    setb) setb ;;
     *) echo "unknown scenario $s"; exit 2 ;;
   esac
 done

@@ -218,7 +218,9 @@ pub struct CheckArgs {
     /// Treat "cannot run here" (no torch, no GPU) as an error (exit 2) instead of a skip.
     #[arg(long)]
     pub require_gpu: bool,
-    /// Keep the profiled trace at PATH (several ranks: {rank} in PATH, or .rankN appended).
+    /// Keep the profiled trace, with what check measured besides it, at PATH (gzip when it ends
+    /// in .gz); `analyze PATH` then gives check's verdict. Several ranks: {rank} in PATH, else
+    /// .rankN before the extension.
     #[arg(long, value_name = "PATH")]
     pub keep_trace: Option<PathBuf>,
     /// Also write the result (launchguard.check/1, with the raw samples) to PATH.

@@ -116,8 +116,8 @@ fn judge_by_label(pick: impl Fn(&Run) -> bool) {
 
         let raw = rank_files(&dir, "trace.rank{rank}.json.gz", run.tp);
         let (raw_code, raw_doc) = analyze(&raw);
-        let kept =
-            if run.tp > 1 { rank_files(tmp.path(), "kept.json.gz.rank{rank}", run.tp) } else { vec![keep] };
+        // Several ranks: the folder of kept traces, as a user would give it.
+        let kept = if run.tp > 1 { vec![tmp.path().to_path_buf()] } else { vec![keep] };
         let (kept_code, kept_doc) = analyze(&kept);
 
         // analyze of the trace check kept judges exactly as check did.

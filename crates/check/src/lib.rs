@@ -45,8 +45,8 @@ pub struct Options {
     pub inject_delay_us: f64,
     /// The ranks that busy-wait (`None`: every rank).
     pub inject_delay_ranks: Option<Vec<u32>>,
-    /// Copy each rank's profiled trace, with its context, here (`{rank}` or `.rankN` for several
-    /// ranks; gzip-compressed when it ends in `.gz`).
+    /// Copy each rank's profiled trace, with its context, here (several ranks: see [`kept_path`];
+    /// gzip-compressed when it ends in `.gz`).
     pub keep_trace: Option<PathBuf>,
     /// Show phase progress on stderr.
     pub progress: bool,
@@ -241,17 +241,29 @@ fn write_with_context(raw: &Path, to: &Path, context: &WorkloadContext) -> anyho
     Ok(())
 }
 
+/// Where rank `rank`'s kept trace goes: `{rank}` in the path replaced, else with several ranks
+/// `.rankN` before the `.json` / `.json.gz` extension (so that `analyze DIR` finds the ranks), or
+/// at the end when there is none.
+pub fn kept_path(to: &Path, rank: u32, tp: u32) -> PathBuf {
+    let text = to.display().to_string();
+    if text.contains("{rank}") {
+        return PathBuf::from(text.replace("{rank}", &rank.to_string()));
+    }
+    if tp <= 1 {
+        return to.to_path_buf();
+    }
+    for ext in [".json.gz", ".json"] {
+        if let Some(stem) = text.strip_suffix(ext) {
+            return PathBuf::from(format!("{stem}.rank{rank}{ext}"));
+        }
+    }
+    PathBuf::from(format!("{text}.rank{rank}"))
+}
+
 /// Copies a trace (with its context) to where the user asked, atomically; gzip-compressed when
 /// the path ends in `.gz`.
 fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> {
-    let text = to.display().to_string();
-    let dest = if text.contains("{rank}") {
-        PathBuf::from(text.replace("{rank}", &rank.to_string()))
-    } else if tp > 1 {
-        PathBuf::from(format!("{text}.rank{rank}"))
-    } else {
-        to.to_path_buf()
-    };
+    let dest = kept_path(to, rank, tp);
     let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     let mut input = std::fs::File::open(from)?;
@@ -264,4 +276,19 @@ fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> 
     }
     tmp.persist(&dest).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_ranks_are_named_so_that_a_folder_holds_them() {
+        let p = |s: &str, rank, tp| kept_path(Path::new(s), rank, tp).display().to_string();
+        assert_eq!(p("out/t.json.gz", 0, 1), "out/t.json.gz");
+        assert_eq!(p("out/t.json.gz", 1, 2), "out/t.rank1.json.gz");
+        assert_eq!(p("out/t.json", 0, 2), "out/t.rank0.json");
+        assert_eq!(p("out/trace", 3, 4), "out/trace.rank3");
+        assert_eq!(p("out/r{rank}/t.json", 1, 2), "out/r1/t.json");
+    }
 }
