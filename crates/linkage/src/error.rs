@@ -12,13 +12,14 @@ pub enum LinkageError {
         path: String,
     },
     /// The target exists but cannot be read.
-    #[error("{path}: {source}")]
+    // The OS error is in the message and deliberately not a `source`: the CLI prints the error
+    // chain, which would repeat it ("Permission denied (os error 13): Permission denied …").
+    #[error("{path}: {error}")]
     Io {
         /// The path as given.
         path: String,
         /// The operating system's reason.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     /// The target is not an ELF file at all.
     #[error("{path}: not an ELF file")]

@@ -96,13 +96,13 @@ impl Closure {
 pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
     let host = env.fs.resolve(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => LinkageError::NotFound { path: path.into() },
-        _ => LinkageError::Io { path: path.into(), source: e },
+        _ => LinkageError::Io { path: path.into(), error: e },
     })?;
     if host.is_dir() {
         return Err(LinkageError::BadElf { path: path.into(), reason: "is a directory".into() });
     }
     let info = crate::elf::read(&host).map_err(|e| match e {
-        ElfError::Io(source) => LinkageError::Io { path: path.into(), source },
+        ElfError::Io(error) => LinkageError::Io { path: path.into(), error },
         ElfError::NotElf => LinkageError::NotElf { path: path.into() },
         ElfError::Malformed(reason) => LinkageError::BadElf { path: path.into(), reason },
     })?;
