@@ -18,7 +18,8 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         Some(p) => Target::Path(p.clone()),
         None => Target::Python(args.python.clone()),
     };
-    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None })?;
+    let report =
+        inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, ..Default::default() })?;
     let violations = forbidden(&report, &forbid)?;
     let text = match args.format {
         Format::Text => {

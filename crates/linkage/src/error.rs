@@ -61,6 +61,15 @@ pub enum LinkageError {
         /// The torch package directory.
         dir: String,
     },
+    /// The inspection would cost more than a cap of [`Limits`](crate::Limits) allows: the
+    /// input is hostile or far outside anything real, and a partial answer could be wrong.
+    #[error("{what} ({flag} raises the cap)")]
+    Limit {
+        /// What went over which cap, with the cap's value.
+        what: String,
+        /// The command-line flag that raises the cap (`--max-libraries N`).
+        flag: &'static str,
+    },
     /// A `linkage.forbid` entry that names no backend.
     #[error("linkage.forbid entry {entry:?}: {reason}")]
     BadForbid {

@@ -156,8 +156,9 @@ pub fn libraries(fs: &RootFs, dir: &str) -> Result<(String, Vec<String>), Linkag
 }
 
 /// Torch package directories inside an image, in a fixed search order (system Python, then
-/// /usr/local, conda, virtual environments under /opt and /).
-pub fn find_in_root(fs: &RootFs) -> Vec<String> {
+/// /usr/local, conda, virtual environments under /opt and /). A directory of more than
+/// `max_dir_entries` entries is an error: a torch installation could hide past the cap.
+pub fn find_in_root(fs: &RootFs, max_dir_entries: usize) -> Result<Vec<String>, LinkageError> {
     let mut bases: Vec<String> = [
         "/usr/lib",
         "/usr/lib64",
@@ -172,13 +173,13 @@ pub fn find_in_root(fs: &RootFs) -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     for parent in ["/opt", "/opt/conda/envs"] {
-        for d in list_dir(fs, parent) {
+        for d in list_dir(fs, parent, max_dir_entries)? {
             bases.push(format!("{parent}/{d}/lib"));
         }
     }
     let mut found = Vec::new();
     for base in bases {
-        for py in list_dir(fs, &base).into_iter().filter(|n| n.starts_with("python3")) {
+        for py in list_dir(fs, &base, max_dir_entries)?.into_iter().filter(|n| n.starts_with("python3")) {
             for packages in ["site-packages", "dist-packages"] {
                 let torch = format!("{base}/{py}/{packages}/torch");
                 if libraries(fs, &torch).is_ok() && !found.contains(&torch) {
@@ -187,20 +188,30 @@ pub fn find_in_root(fs: &RootFs) -> Vec<String> {
             }
         }
     }
-    found
+    Ok(found)
 }
 
-fn list_dir(fs: &RootFs, dir: &str) -> Vec<String> {
+fn list_dir(fs: &RootFs, dir: &str, max_entries: usize) -> Result<Vec<String>, LinkageError> {
     let Ok(host) = fs.resolve(dir) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut names: Vec<String> = std::fs::read_dir(host)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect();
+    let Ok(entries) = std::fs::read_dir(host) else {
+        return Ok(Vec::new());
+    };
+    let mut names = Vec::new();
+    for (i, entry) in entries.enumerate() {
+        if i >= max_entries {
+            return Err(LinkageError::Limit {
+                what: format!("{dir} has more than {max_entries} entries"),
+                flag: "--max-dir-entries N",
+            });
+        }
+        if let Some(name) = entry.ok().and_then(|e| e.file_name().into_string().ok()) {
+            names.push(name);
+        }
+    }
     names.sort();
-    names
+    Ok(names)
 }
 
 #[cfg(test)]
@@ -213,8 +224,8 @@ mod tests {
         let lib = dir.path().join("usr/local/lib/python3.12/dist-packages/torch/lib");
         std::fs::create_dir_all(&lib).unwrap();
         std::fs::write(lib.join("libtorch_cpu.so"), b"").unwrap();
-        let fs = RootFs::new(Some(dir.path().to_path_buf()));
-        let found = find_in_root(&fs);
+        let fs = RootFs::new(Some(dir.path().to_path_buf()), 1000);
+        let found = find_in_root(&fs, 100).unwrap();
         assert_eq!(found, ["/usr/local/lib/python3.12/dist-packages/torch"]);
         let (lib_dir, libs) = libraries(&fs, &found[0]).unwrap();
         assert_eq!(lib_dir, "/usr/local/lib/python3.12/dist-packages/torch/lib");
@@ -223,6 +234,12 @@ mod tests {
         assert!(libraries(&fs, "/usr/local/lib/python3.12/dist-packages").is_ok());
         assert!(libraries(&fs, &lib_dir).is_ok());
         assert!(matches!(libraries(&fs, "/usr"), Err(LinkageError::NoTorchLibraries { .. })));
+        // A listing past the cap is an error naming the flag.
+        for d in ["opt/a", "opt/b"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let e = find_in_root(&fs, 1).unwrap_err();
+        assert!(e.to_string().contains("--max-dir-entries"), "{e}");
     }
 
     #[test]
