@@ -4,6 +4,7 @@
 mod bad_input;
 mod common;
 mod fixtures;
+mod hostile;
 mod image;
 mod python;
 mod system_ldd;
