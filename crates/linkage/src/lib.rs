@@ -115,12 +115,17 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         what: format!("{what} took more than {} file-system lookups", fs.budget().limit()),
         flag: "--max-lookups N",
     };
+    // A lookup that failed for want of budget is no finding: say which cap it was.
+    let over = |fs: &RootFs, e: LinkageError| match fs.budget().spent() {
+        true => spent(fs, &format!("finding the libraries of {}", target_label(target))),
+        false => e,
+    };
     let mut notes = Vec::new();
     let (label, torch_dir, libraries) = match target {
         Target::Path(p) => {
             let image = fs.image_path(p);
             if fs.is_dir(&image) {
-                let (_, libs) = torch::libraries(&fs, &image)?;
+                let (_, libs) = torch::libraries(&fs, &image).map_err(|e| over(&fs, e))?;
                 (p.display().to_string(), Some(image), libs)
             } else {
                 (p.display().to_string(), None, vec![image])
@@ -146,7 +151,7 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
                 }
                 None => torch::ask_python(python)?,
             };
-            let (_, libs) = torch::libraries(&fs, &dir)?;
+            let (_, libs) = torch::libraries(&fs, &dir).map_err(|e| over(&fs, e))?;
             (python.clone(), Some(dir), libs)
         }
     };
@@ -193,6 +198,13 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         problems,
         notes,
     ))
+}
+
+fn target_label(target: &Target) -> String {
+    match target {
+        Target::Path(p) => p.display().to_string(),
+        Target::Python(python) => python.clone(),
+    }
 }
 
 /// Size of `/etc/ld.so.preload` read (real: a line or two).
