@@ -7,4 +7,5 @@ mod fixtures;
 mod hostile;
 mod image;
 mod python;
+mod regressions;
 mod system_ldd;
