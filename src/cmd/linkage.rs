@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use launchguard_linkage::{forbidden, inspect, render_terminal, Options, Target};
+use launchguard_linkage::{forbidden, inspect, render_terminal, Limits, Options, Target};
 
 use crate::cli::{Format, LinkageArgs};
 
@@ -17,7 +17,15 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         Some(p) => Target::Path(p.clone()),
         None => Target::Python(args.python.clone()),
     };
-    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None })?;
+    let limits = Limits {
+        max_libraries: args.max_libraries,
+        max_depth: args.max_depth,
+        max_needed: args.max_needed,
+        max_lookups: args.max_lookups,
+        max_cache_mib: args.max_cache_mib,
+        max_dir_entries: args.max_dir_entries,
+    };
+    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits })?;
     let violations = forbidden(&report, &forbid)?;
     let text = match args.format {
         Format::Text => {

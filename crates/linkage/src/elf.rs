@@ -4,12 +4,16 @@
 //! The dynamic segment is found through `PT_DYNAMIC` and its string table through `DT_STRTAB`
 //! mapped by the `PT_LOAD` segments, as ld.so does, so stripped files (no section headers) read
 //! the same. Only a few KB are read, through `Read + Seek`: libtorch_cpu.so is hundreds of MB.
+//! Each piece read is capped (program headers, dynamic segment, strings), so a crafted file
+//! costs no more than a real one.
 
 use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+use crate::input::InputError;
 
 use object::elf;
 use object::read::elf::{Dyn, FileHeader, ProgramHeader};
@@ -115,9 +119,12 @@ impl ElfInfo {
 pub enum ElfError {
     /// Opening or reading failed.
     Io(io::Error),
+    /// Not a regular file: what it is ("a FIFO", "a device", "a socket", …). Never opened.
+    NotRegular(&'static str),
     /// No ELF magic: a text file, a linker script, an archive, …
     NotElf,
-    /// ELF magic, but the structure is cut short or inconsistent.
+    /// ELF magic, but the structure is cut short or inconsistent, or larger than any real
+    /// library's (the reason says which).
     Malformed(String),
 }
 
@@ -125,6 +132,7 @@ impl fmt::Display for ElfError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ElfError::Io(e) => write!(f, "{e}"),
+            ElfError::NotRegular(what) => write!(f, "is {what}, not a regular file"),
             ElfError::NotElf => write!(f, "not an ELF file"),
             ElfError::Malformed(reason) => write!(f, "malformed ELF: {reason}"),
         }
@@ -137,23 +145,66 @@ impl From<io::Error> for ElfError {
     }
 }
 
-/// Reads the loader-relevant parts of the ELF file at `path` (a host path).
-pub fn read(path: &Path) -> Result<ElfInfo, ElfError> {
-    let file = File::open(path)?;
+impl From<InputError> for ElfError {
+    fn from(e: InputError) -> Self {
+        match e {
+            InputError::Io(e) => ElfError::Io(e),
+            InputError::NotRegular(what) => ElfError::NotRegular(what),
+            // open_regular has no size cap: what is read is capped piece by piece below.
+            InputError::TooLarge { .. } => ElfError::Malformed(e.to_string()),
+        }
+    }
+}
+
+// What one file may make us read. The loader has none of these caps, but nothing real comes
+// near them, and without them a few crafted headers make one small file cost gigabytes.
+/// The program header table: the kernel refuses executables with more than 64 KiB of it.
+const MAX_PHDRS_BYTES: u64 = 64 << 10;
+/// The dynamic segment: real ones are a few hundred entries at most (64 Ki entries here).
+const MAX_DYNAMIC_BYTES: u64 = 1 << 20;
+/// All DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH strings together (real: a few KB; long
+/// Spack or Nix RPATHs: tens of KB).
+const MAX_STRINGS_BYTES: u64 = 256 << 10;
+/// PT_INTERP: the kernel refuses one longer than PATH_MAX.
+const MAX_INTERP_BYTES: u64 = 4096;
+
+/// Reads the loader-relevant parts of the ELF file at `path` (a host path). A file of another
+/// architecture than `want` is only read as far as its header (the loader passes over it
+/// there), so its other fields are empty.
+pub fn read(path: &Path, want: Option<Arch>) -> Result<ElfInfo, ElfError> {
+    let (file, _) = crate::input::open_regular(path)?;
     let mut ident = [0u8; 16];
     let got = read_up_to(&file, 0, &mut ident)?;
-    if got < 4 || ident[..4] != elf::ELFMAG {
+    check_ident(&ident[..got])?;
+    let data = ReadCache::new(file);
+    parse_any(&data, ident[EI_CLASS], want)
+}
+
+/// [`read`] on bytes in memory (for the fuzz target), through the same cached reader as a
+/// file: a plain slice would add alignment checks that the file reader does not have.
+pub fn read_bytes(bytes: &[u8], want: Option<Arch>) -> Result<ElfInfo, ElfError> {
+    check_ident(&bytes[..bytes.len().min(16)])?;
+    let data = ReadCache::new(io::Cursor::new(bytes));
+    parse_any(&data, bytes[EI_CLASS], want)
+}
+
+fn check_ident(ident: &[u8]) -> Result<(), ElfError> {
+    if ident.len() < 4 || ident[..4] != elf::ELFMAG {
         return Err(ElfError::NotElf);
     }
-    if got < ident.len() {
+    if ident.len() < 16 {
         return Err(ElfError::Malformed(format!(
-            "truncated: the file is {got} bytes, shorter than an ELF header"
+            "truncated: the file is {} bytes, shorter than an ELF header",
+            ident.len()
         )));
     }
-    let data = ReadCache::new(&file);
-    match ident[EI_CLASS] {
-        elf::ELFCLASS64 => parse::<elf::FileHeader64<Endianness>>(&data, &file),
-        elf::ELFCLASS32 => parse::<elf::FileHeader32<Endianness>>(&data, &file),
+    Ok(())
+}
+
+fn parse_any<'d, R: ReadRef<'d>>(data: R, class: u8, want: Option<Arch>) -> Result<ElfInfo, ElfError> {
+    match class {
+        elf::ELFCLASS64 => parse::<elf::FileHeader64<Endianness>, R>(data, want),
+        elf::ELFCLASS32 => parse::<elf::FileHeader32<Endianness>, R>(data, want),
         c => Err(ElfError::Malformed(format!("unknown ELF class {c}"))),
     }
 }
@@ -175,12 +226,41 @@ fn malformed(what: &str) -> ElfError {
     ElfError::Malformed(what.to_string())
 }
 
-fn parse<E: FileHeader<Endian = Endianness>>(
-    data: &ReadCache<&File>,
-    file: &File,
+fn too_large(what: &str, size: u64, cap: u64) -> ElfError {
+    ElfError::Malformed(format!(
+        "{what} is {size} bytes, over the reader's cap of {} (no real library comes near it)",
+        crate::input::human_bytes(cap)
+    ))
+}
+
+fn parse<'d, E: FileHeader<Endian = Endianness>, R: ReadRef<'d>>(
+    data: R,
+    want: Option<Arch>,
 ) -> Result<ElfInfo, ElfError> {
     let header = E::parse(data).map_err(|_| malformed("truncated or invalid ELF header"))?;
     let endian = header.endian().map_err(|_| malformed("invalid byte order in the ELF header"))?;
+    let ident = header.e_ident();
+    let mut info = ElfInfo {
+        arch: Arch {
+            is_64: header.is_class_64(),
+            little_endian: header.is_little_endian(),
+            machine: header.e_machine(endian),
+        },
+        e_type: header.e_type(endian),
+        osabi: ident.os_abi,
+        interpreter: None,
+        dynamic: false,
+        soname: None,
+        needed: Vec::new(),
+        rpath: None,
+        runpath: None,
+        nodeflib: false,
+    };
+    // The loader checks class and machine from the header alone and passes over a foreign file
+    // there; so does this, without reading (or judging) the rest.
+    if want.is_some_and(|w| w != info.arch) {
+        return Ok(info);
+    }
     let file_len = data.len().map_err(|_| ElfError::Io(io::Error::other("cannot tell the file's size")))?;
     // The loader never reads section headers, but a table cut off by the end of the file means
     // the file was cut (an interrupted copy or download): say so rather than trust the rest.
@@ -191,13 +271,27 @@ fn parse<E: FileHeader<Endian = Endianness>>(
             "truncated: the section header table ends past the end of the file ({file_len} bytes)"
         )));
     }
+    // PN_XNUM moves the count into section 0 (up to 2³² entries); glibc's loader does not read
+    // it there, and no shared library needs 65535 program headers.
+    let phnum = header.e_phnum(endian);
+    if phnum == elf::PN_XNUM {
+        return Err(malformed(
+            "e_phnum is PN_XNUM (an extended program header count the loader does not read)",
+        ));
+    }
+    let phdrs_bytes = u64::from(phnum) * u64::from(header.e_phentsize(endian));
+    if phdrs_bytes > MAX_PHDRS_BYTES {
+        return Err(too_large("the program header table", phdrs_bytes, MAX_PHDRS_BYTES));
+    }
     let phdrs = header
         .program_headers(endian, data)
         .map_err(|_| malformed("program headers lie outside the file (truncated?)"))?;
 
     let mut loads: Vec<(u64, u64, u64)> = Vec::new(); // (vaddr, offset, filesz)
-    let mut dynamic = None;
-    let mut interpreter = None;
+                                                      // The last of each, as the loader's loop keeps overwriting; read once, after the loop, so
+                                                      // that thousands of repeated headers cost nothing.
+    let mut dynamic_ph = None;
+    let mut interp_ph = None;
     for ph in phdrs {
         let (offset, filesz) = (ph.p_offset(endian).into(), ph.p_filesz(endian).into());
         match ph.p_type(endian) {
@@ -210,38 +304,31 @@ fn parse<E: FileHeader<Endian = Endianness>>(
                 }
                 loads.push((ph.p_vaddr(endian).into(), offset, filesz));
             }
-            elf::PT_DYNAMIC => {
-                let dyns = ph
-                    .dynamic(endian, data)
-                    .map_err(|_| malformed("the dynamic segment lies outside the file (truncated?)"))?;
-                dynamic = dyns;
-            }
-            elf::PT_INTERP => {
-                let interp =
-                    ph.interpreter(endian, data).map_err(|_| malformed("invalid PT_INTERP segment"))?;
-                interpreter = interp.map(|b| String::from_utf8_lossy(b).into_owned());
-            }
+            elf::PT_DYNAMIC => dynamic_ph = Some(ph),
+            elf::PT_INTERP => interp_ph = Some(ph),
             _ => {}
         }
     }
-
-    let ident = header.e_ident();
-    let mut info = ElfInfo {
-        arch: Arch {
-            is_64: header.is_class_64(),
-            little_endian: header.is_little_endian(),
-            machine: header.e_machine(endian),
-        },
-        e_type: header.e_type(endian),
-        osabi: ident.os_abi,
-        interpreter,
-        dynamic: dynamic.is_some(),
-        soname: None,
-        needed: Vec::new(),
-        rpath: None,
-        runpath: None,
-        nodeflib: false,
+    if let Some(ph) = interp_ph {
+        let size: u64 = ph.p_filesz(endian).into();
+        if size > MAX_INTERP_BYTES {
+            return Err(too_large("PT_INTERP", size, MAX_INTERP_BYTES));
+        }
+        let interp = ph.interpreter(endian, data).map_err(|_| malformed("invalid PT_INTERP segment"))?;
+        info.interpreter = interp.map(|b| String::from_utf8_lossy(b).into_owned());
+    }
+    let dynamic = match dynamic_ph {
+        Some(ph) => {
+            let size: u64 = ph.p_filesz(endian).into();
+            if size > MAX_DYNAMIC_BYTES {
+                return Err(too_large("the dynamic segment", size, MAX_DYNAMIC_BYTES));
+            }
+            ph.dynamic(endian, data)
+                .map_err(|_| malformed("the dynamic segment lies outside the file (truncated?)"))?
+        }
+        None => None,
     };
+    info.dynamic = dynamic.is_some();
     let Some(dyns) = dynamic else {
         return Ok(info);
     };
@@ -267,8 +354,9 @@ fn parse<E: FileHeader<Endian = Endianness>>(
     let strtab = strtab.ok_or_else(|| malformed("dynamic strings without DT_STRTAB"))?;
     let (table_off, table_len) = map_vaddr(&loads, strtab, strsz)
         .ok_or_else(|| malformed("DT_STRTAB lies outside the loaded segments"))?;
+    let mut budget = MAX_STRINGS_BYTES;
     for (tag, off) in strings {
-        let s = read_cstr(file, table_off, table_len, off)?;
+        let s = read_cstr(data, table_off, table_len, off, &mut budget)?;
         match tag {
             elf::DT_NEEDED => info.needed.push(s),
             elf::DT_SONAME => info.soname = Some(s),
@@ -289,27 +377,44 @@ fn map_vaddr(loads: &[(u64, u64, u64)], vaddr: u64, size: Option<u64>) -> Option
     })
 }
 
-/// The NUL-terminated string at `off` in the string table; no length cap but the table's.
-fn read_cstr(file: &File, table_off: u64, table_len: u64, off: u64) -> Result<String, ElfError> {
+/// The NUL-terminated string at `off` in the string table, paid from `budget` (bytes this file
+/// may still read for strings). Every byte read is paid, not only the string's: the reader
+/// keeps what it read until the file is done, and a hundred thousand DT_NEEDED entries naming
+/// one long string would otherwise multiply it. Chunks start small and double, so short
+/// names cost little.
+fn read_cstr<'d, R: ReadRef<'d>>(
+    data: R,
+    table_off: u64,
+    table_len: u64,
+    off: u64,
+    budget: &mut u64,
+) -> Result<String, ElfError> {
     if off >= table_len {
         return Err(malformed("a dynamic string offset lies outside DT_STRTAB"));
     }
     let mut out = Vec::new();
     let mut pos = table_off + off;
     let end = table_off + table_len;
-    let mut buf = [0u8; 256];
+    let mut chunk_len = 64;
     while pos < end {
-        let want = ((end - pos) as usize).min(buf.len());
-        let got = read_up_to(file, pos, &mut buf[..want])?;
-        if got == 0 {
-            break;
+        let want = (end - pos).min(chunk_len);
+        if want > *budget {
+            return Err(ElfError::Malformed(format!(
+                "the dynamic strings (DT_NEEDED, DT_RPATH, …) take more than {}, the reader's cap (no real library comes near it)",
+                crate::input::human_bytes(MAX_STRINGS_BYTES)
+            )));
         }
-        if let Some(nul) = buf[..got].iter().position(|&b| b == 0) {
-            out.extend_from_slice(&buf[..nul]);
+        *budget -= want;
+        let chunk = data
+            .read_bytes_at(pos, want)
+            .map_err(|_| malformed("unterminated dynamic string (truncated?)"))?;
+        if let Some(nul) = chunk.iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..nul]);
             return Ok(String::from_utf8_lossy(&out).into_owned());
         }
-        out.extend_from_slice(&buf[..got]);
-        pos += got as u64;
+        out.extend_from_slice(chunk);
+        pos += want;
+        chunk_len = chunk_len.saturating_mul(2);
     }
     Err(malformed("unterminated dynamic string (truncated?)"))
 }
@@ -321,7 +426,7 @@ mod tests {
     #[test]
     fn reads_the_running_test_binary() {
         // The test binary is a dynamic executable with libc in DT_NEEDED; the compiler setup says so.
-        let info = read(&std::env::current_exe().unwrap()).unwrap();
+        let info = read(&std::env::current_exe().unwrap(), None).unwrap();
         assert_eq!(Some(info.arch), Arch::host());
         assert!(info.dynamic);
         assert!(info.needed.iter().any(|n| n.starts_with("libc.so")));
@@ -332,12 +437,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x");
         std::fs::write(&p, b"\x7fEL").unwrap();
-        assert!(matches!(read(&p), Err(ElfError::NotElf)));
+        assert!(matches!(read(&p, None), Err(ElfError::NotElf)));
         std::fs::write(&p, b"\x7fELF\x02\x01").unwrap();
-        assert!(matches!(read(&p), Err(ElfError::Malformed(_))));
+        assert!(matches!(read(&p, None), Err(ElfError::Malformed(_))));
         std::fs::write(&p, b"INPUT(-lfoo)\n").unwrap();
-        assert!(matches!(read(&p), Err(ElfError::NotElf)));
-        assert!(matches!(read(&dir.path().join("missing")), Err(ElfError::Io(_))));
+        assert!(matches!(read(&p, None), Err(ElfError::NotElf)));
+        assert!(matches!(read(&dir.path().join("missing"), None), Err(ElfError::Io(_))));
+        assert!(matches!(read(Path::new("/dev/zero"), None), Err(ElfError::NotRegular("a device"))));
+        assert!(matches!(read(dir.path(), None), Err(ElfError::NotRegular("a directory"))));
     }
 
     #[test]

@@ -12,13 +12,14 @@ pub enum LinkageError {
         path: String,
     },
     /// The target exists but cannot be read.
-    #[error("{path}: {source}")]
+    // The OS error is in the message and deliberately not a `source`: the CLI prints the error
+    // chain, which would repeat it ("Permission denied (os error 13): Permission denied …").
+    #[error("{path}: {error}")]
     Io {
         /// The path as given.
         path: String,
         /// The operating system's reason.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     /// The target is not an ELF file at all.
     #[error("{path}: not an ELF file")]
@@ -59,6 +60,15 @@ pub enum LinkageError {
     NoTorchLibraries {
         /// The torch package directory.
         dir: String,
+    },
+    /// The inspection would cost more than a cap of [`Limits`](crate::Limits) allows: the
+    /// input is hostile or far outside anything real, and a partial answer could be wrong.
+    #[error("{what} ({flag} raises the cap)")]
+    Limit {
+        /// What went over which cap, with the cap's value.
+        what: String,
+        /// The command-line flag that raises the cap (`--max-libraries N`).
+        flag: &'static str,
     },
     /// A `linkage.forbid` entry that names no backend.
     #[error("linkage.forbid entry {entry:?}: {reason}")]

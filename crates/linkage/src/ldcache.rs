@@ -18,61 +18,142 @@ const NEW_ENTRY: usize = 24;
 const OLD_HEADER: usize = 16;
 const OLD_ENTRY: usize = 12;
 
-/// One cache entry: `key` is the name looked up (the soname), `value` the file.
+use std::cell::RefCell;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// NAME_MAX: a key longer than this names no file, so it can never be what a DT_NEEDED name
+/// finds (the loader would still compare it; it could not open the result under that name).
+/// Keys are hashed up to this length, which bounds the cost of indexing a crafted cache.
+const MAX_KEY: usize = 255;
+
+/// One cache entry, as a lookup returns it: `key` is the name looked up (the soname), `value`
+/// the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheEntry {
     /// Library type and architecture (`FLAG_*`).
     pub flags: i32,
     /// The soname the entry answers for.
     pub key: String,
-    /// The path ld.so opens.
+    /// The path ld.so opens (cut at PATH_MAX, which no path that opens exceeds).
     pub value: String,
     /// Non-zero for glibc-hwcaps and legacy hwcap subdirectory entries.
     pub hwcap: u64,
 }
 
+/// An entry as stored: offsets into the file's bytes. Strings are read only for a hit: a cache
+/// whose million entries all name one megabyte-long string must not become a terabyte.
+#[derive(Debug, Clone, Copy)]
+struct RawEntry {
+    flags: i32,
+    /// Offsets from the start of the file; `None` when they overflow.
+    key: Option<usize>,
+    value: Option<usize>,
+    hwcap: u64,
+}
+
+/// A normalized name and the flags wanted.
+type MemoKey = (Vec<u8>, Option<i32>);
+
 /// A parsed cache, entries in file order (sorted by ldconfig; equal keys keep its preference).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct LdCache {
-    /// All entries.
-    pub entries: Vec<CacheEntry>,
+    bytes: Vec<u8>,
+    entries: Vec<RawEntry>,
+    /// `(hash of the normalized key, entry index)`, sorted: equal keys are neighbours, in file
+    /// order. The hasher's keys are random, so a crafted cache cannot make its keys collide.
+    index: Vec<(u64, u32)>,
+    hasher: RandomState,
+    /// Lookups already answered, by normalized name and flags: the names `libfoo.so.1`,
+    /// `libfoo.so.01`, … are one bucket, scanned once.
+    memo: RefCell<HashMap<MemoKey, Option<u32>>>,
 }
 
 impl LdCache {
     /// Parses the cache file's bytes; the error is one line naming what is wrong.
-    pub fn parse(bytes: &[u8]) -> Result<LdCache, String> {
-        if bytes.starts_with(MAGIC_NEW) {
-            return parse_new(bytes, 0);
-        }
-        if bytes.starts_with(MAGIC_OLD) {
-            let nlibs = u32_at(bytes, 12, true).ok_or("truncated header")? as usize;
-            let new_at = align8(OLD_HEADER + nlibs.saturating_mul(OLD_ENTRY));
+    pub fn parse(bytes: Vec<u8>) -> Result<LdCache, String> {
+        let raw = if bytes.starts_with(MAGIC_NEW) {
+            parse_new(&bytes, 0)?
+        } else if bytes.starts_with(MAGIC_OLD) {
+            let nlibs = u32_at(&bytes, 12, true).ok_or("truncated header")? as usize;
+            let new_at = align8(OLD_HEADER.saturating_add(nlibs.saturating_mul(OLD_ENTRY)));
             if bytes.len() > new_at && bytes[new_at..].starts_with(MAGIC_NEW) {
-                return parse_new(bytes, new_at);
+                parse_new(&bytes, new_at)?
+            } else {
+                parse_old(&bytes, nlibs)?
             }
-            return parse_old(bytes, nlibs);
+        } else {
+            return Err("not an ld.so.cache (unknown magic)".into());
+        };
+        let hasher = RandomState::new();
+        let mut index: Vec<(u64, u32)> = Vec::new();
+        index.try_reserve_exact(raw.len()).map_err(|_| "too many entries to index")?;
+        for (i, e) in raw.iter().enumerate() {
+            if let Some(key) = e.key.and_then(|k| cstr_at(&bytes, k, MAX_KEY)) {
+                index.push((hash_normalized(&hasher, key), i as u32));
+            }
         }
-        Err("not an ld.so.cache (unknown magic)".into())
+        index.sort_unstable();
+        Ok(LdCache { bytes, entries: raw, index, hasher, memo: RefCell::default() })
+    }
+
+    /// How many entries the cache has.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Entry `i` with its strings, if they read.
+    pub fn entry(&self, i: usize) -> Option<CacheEntry> {
+        let e = self.entries.get(i)?;
+        let key = cstr_at(&self.bytes, e.key?, MAX_KEY)?;
+        // A value without a NUL within PATH_MAX is cut there: opening it fails with
+        // ENAMETOOLONG, as the loader's open of the whole string would.
+        let v = e.value?;
+        let value = cstr_at(&self.bytes, v, crate::rootfs::PATH_MAX).unwrap_or_else(|| {
+            let rest = self.bytes.get(v..).unwrap_or(&[]);
+            &rest[..rest.len().min(crate::rootfs::PATH_MAX)]
+        });
+        Some(CacheEntry {
+            flags: e.flags,
+            key: String::from_utf8_lossy(key).into_owned(),
+            value: String::from_utf8_lossy(value).into_owned(),
+            hwcap: e.hwcap,
+        })
     }
 
     /// What ld.so's `_dl_load_cache_lookup` returns for `name`: the first entry whose key equals
     /// it (compared as glibc does, numbers by value), whose flags suit `want_flags` (`None`: any
     /// ELF entry) and that is not an hwcap-subdirectory variant (those need the CPU's feature
     /// level, which this program does not ask the CPU for; see the crate docs).
-    pub fn lookup(&self, name: &str, want_flags: Option<i32>) -> Option<&CacheEntry> {
-        self.entries.iter().find(|e| {
+    pub fn lookup(&self, name: &str, want_flags: Option<i32>) -> Option<CacheEntry> {
+        let name = name.as_bytes();
+        if name.len() > MAX_KEY {
+            return None;
+        }
+        let memo_key = (normalized(name).collect::<Vec<u8>>(), want_flags);
+        if let Some(hit) = self.memo.borrow().get(&memo_key) {
+            return hit.and_then(|i| self.entry(i as usize));
+        }
+        let h = hash_normalized(&self.hasher, name);
+        let first = self.index.partition_point(|&(eh, _)| eh < h);
+        let hit = self.index[first..].iter().take_while(|&&(eh, _)| eh == h).map(|&(_, i)| i).find(|&i| {
+            let e = &self.entries[i as usize];
             e.hwcap == 0
-                && libcmp_eq(&e.key, name)
+                && e.key.and_then(|k| cstr_at(&self.bytes, k, MAX_KEY)).is_some_and(|k| libcmp_eq(k, name))
                 && match want_flags {
                     Some(f) => e.flags == f || (f == FLAG_ELF_LIBC6 && e.flags == FLAG_ELF),
                     None => matches!(e.flags & FLAG_TYPE_MASK, FLAG_ELF | FLAG_ELF_LIBC6),
                 }
-        })
+        });
+        self.memo.borrow_mut().insert(memo_key, hit);
+        hit.and_then(|i| self.entry(i as usize))
     }
 }
 
 fn align8(n: usize) -> usize {
-    n.div_ceil(8) * 8
+    n.div_ceil(8).saturating_mul(8)
 }
 
 fn u32_at(b: &[u8], at: usize, little: bool) -> Option<u32> {
@@ -85,13 +166,15 @@ fn u64_at(b: &[u8], at: usize, little: bool) -> Option<u64> {
     Some(if little { u64::from_le_bytes(raw) } else { u64::from_be_bytes(raw) })
 }
 
-fn cstr_at(b: &[u8], at: usize) -> Option<String> {
+/// The bytes of the NUL-terminated string at `at`, if its NUL comes within `max` bytes.
+fn cstr_at(b: &[u8], at: usize, max: usize) -> Option<&[u8]> {
     let rest = b.get(at..)?;
+    let rest = &rest[..rest.len().min(max.saturating_add(1))];
     let len = rest.iter().position(|&c| c == 0)?;
-    Some(String::from_utf8_lossy(&rest[..len]).into_owned())
+    Some(&rest[..len])
 }
 
-fn parse_new(bytes: &[u8], base: usize) -> Result<LdCache, String> {
+fn parse_new(bytes: &[u8], base: usize) -> Result<Vec<RawEntry>, String> {
     let new = &bytes[base..];
     // Byte order is recorded in the header's flags (2 little, 3 big); 0 means "this machine's".
     let little = match new.get(28).map(|f| f & 3) {
@@ -106,69 +189,73 @@ fn parse_new(bytes: &[u8], base: usize) -> Result<LdCache, String> {
         .and_then(|n| n.checked_add(NEW_HEADER))
         .filter(|&e| e <= new.len())
         .ok_or("truncated: fewer entries than the header counts")?;
-    let mut entries = Vec::with_capacity(nlibs);
+    // The count was checked against the file's length, so this is at most the file's size.
+    let mut entries = Vec::new();
+    entries.try_reserve_exact(nlibs).map_err(|_| "too many entries")?;
     for at in (NEW_HEADER..end).step_by(NEW_ENTRY) {
         let flags = u32_at(new, at, little).ok_or("truncated entry")? as i32;
         let key = u32_at(new, at + 4, little).ok_or("truncated entry")? as usize;
         let value = u32_at(new, at + 8, little).ok_or("truncated entry")? as usize;
         let hwcap = u64_at(new, at + 16, little).ok_or("truncated entry")?;
-        entries.push(CacheEntry {
-            flags,
-            key: cstr_at(new, key).ok_or("string offset outside the file")?,
-            value: cstr_at(new, value).ok_or("string offset outside the file")?,
-            hwcap,
-        });
+        entries.push(RawEntry { flags, key: base.checked_add(key), value: base.checked_add(value), hwcap });
     }
-    Ok(LdCache { entries })
+    Ok(entries)
 }
 
-fn parse_old(bytes: &[u8], nlibs: usize) -> Result<LdCache, String> {
+fn parse_old(bytes: &[u8], nlibs: usize) -> Result<Vec<RawEntry>, String> {
     let strings = nlibs
         .checked_mul(OLD_ENTRY)
         .and_then(|n| n.checked_add(OLD_HEADER))
         .filter(|&e| e <= bytes.len())
         .ok_or("truncated: fewer entries than the header counts")?;
     let little = cfg!(target_endian = "little");
-    let mut entries = Vec::with_capacity(nlibs);
+    let mut entries = Vec::new();
+    entries.try_reserve_exact(nlibs).map_err(|_| "too many entries")?;
     for at in (OLD_HEADER..strings).step_by(OLD_ENTRY) {
         let flags = u32_at(bytes, at, little).ok_or("truncated entry")? as i32;
         let key = u32_at(bytes, at + 4, little).ok_or("truncated entry")? as usize;
         let value = u32_at(bytes, at + 8, little).ok_or("truncated entry")? as usize;
-        let s = |off: usize| {
-            strings.checked_add(off).and_then(|p| cstr_at(bytes, p)).ok_or("string offset outside the file")
-        };
-        entries.push(CacheEntry { flags, key: s(key)?, value: s(value)?, hwcap: 0 });
+        entries.push(RawEntry {
+            flags,
+            key: strings.checked_add(key),
+            value: strings.checked_add(value),
+            hwcap: 0,
+        });
     }
-    Ok(LdCache { entries })
+    Ok(entries)
+}
+
+/// The bytes of `s` with leading zeros dropped from each run of digits (one kept for an
+/// all-zero run): two names are equal under glibc's `_dl_cache_libcmp`, which compares digit
+/// runs by value, exactly when these are equal.
+fn normalized(s: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    // Outside a digit run, or still in its leading zeros.
+    let mut leading = true;
+    s.iter().enumerate().filter_map(move |(i, &c)| {
+        if !c.is_ascii_digit() {
+            leading = true;
+            return Some(c);
+        }
+        if leading && c == b'0' && s.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        leading = false;
+        Some(c)
+    })
+}
+
+fn hash_normalized(hasher: &RandomState, s: &[u8]) -> u64 {
+    let mut h = hasher.build_hasher();
+    for c in normalized(s) {
+        h.write_u8(c);
+    }
+    h.finish()
 }
 
 /// Equality under glibc's `_dl_cache_libcmp`, which compares digit runs by numeric value
 /// (`libfoo.so.01` finds the entry `libfoo.so.1`).
-fn libcmp_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let (mut va, mut vb) = (0u128, 0u128);
-            while i < a.len() && a[i].is_ascii_digit() {
-                va = va.saturating_mul(10).saturating_add(u128::from(a[i] - b'0'));
-                i += 1;
-            }
-            while j < b.len() && b[j].is_ascii_digit() {
-                vb = vb.saturating_mul(10).saturating_add(u128::from(b[j] - b'0'));
-                j += 1;
-            }
-            if va != vb {
-                return false;
-            }
-        } else if a[i] != b[j] {
-            return false;
-        } else {
-            i += 1;
-            j += 1;
-        }
-    }
-    i == a.len() && j == b.len()
+fn libcmp_eq(a: &[u8], b: &[u8]) -> bool {
+    normalized(a).eq(normalized(b))
 }
 
 #[cfg(test)]
@@ -212,8 +299,8 @@ mod tests {
             (0x0303, "libz.so.1", "/lib/x86_64-linux-gnu/libz.so.1", 0),
             (0x0303, "libz.so.1", "/usr/local/lib/libz.so.1", 0),
         ]);
-        let cache = LdCache::parse(&bytes).unwrap();
-        assert_eq!(cache.entries.len(), 4);
+        let cache = LdCache::parse(bytes).unwrap();
+        assert_eq!(cache.len(), 4);
         let hit = cache.lookup("libz.so.1", Some(0x0303)).unwrap();
         assert_eq!(hit.value, "/lib/x86_64-linux-gnu/libz.so.1");
         assert_eq!(cache.lookup("libz.so.01", Some(0x0303)).unwrap().value, hit.value);
@@ -223,14 +310,14 @@ mod tests {
 
     #[test]
     fn rejects_garbage_without_panicking() {
-        assert!(LdCache::parse(b"").is_err());
-        assert!(LdCache::parse(b"hello").is_err());
+        assert!(LdCache::parse(b"".to_vec()).is_err());
+        assert!(LdCache::parse(b"hello".to_vec()).is_err());
         let mut bytes = build(&[(0x0303, "a", "b", 0)]);
         bytes.truncate(60);
-        assert!(LdCache::parse(&bytes).is_err());
+        assert!(LdCache::parse(bytes).is_err());
         let mut bytes = build(&[(0x0303, "a", "b", 0)]);
         bytes[20] = 0xff; // absurd entry count
-        assert!(LdCache::parse(&bytes).is_err());
+        assert!(LdCache::parse(bytes).is_err());
     }
 
     #[test]
@@ -239,15 +326,56 @@ mod tests {
         let Ok(bytes) = std::fs::read("/etc/ld.so.cache") else {
             return;
         };
-        let cache = LdCache::parse(&bytes).unwrap();
-        assert!(cache.entries.iter().any(|e| e.key == "libc.so.6"));
+        let cache = LdCache::parse(bytes).unwrap();
+        assert!((0..cache.len()).any(|i| cache.entry(i).is_some_and(|e| e.key == "libc.so.6")));
+        assert!(cache.lookup("libc.so.6", None).is_some());
     }
 
     #[test]
     fn numeric_comparison() {
-        assert!(libcmp_eq("libfoo.so.1", "libfoo.so.001"));
-        assert!(!libcmp_eq("libfoo.so.1", "libfoo.so.1.2"));
-        assert!(!libcmp_eq("libfoo.so", "libfoo.so.1"));
-        assert!(libcmp_eq("", ""));
+        let eq = |a: &str, b: &str| libcmp_eq(a.as_bytes(), b.as_bytes());
+        assert!(eq("libfoo.so.1", "libfoo.so.001"));
+        assert!(eq("libfoo.so.0", "libfoo.so.000"));
+        assert!(eq("lib01x10.so", "lib1x010.so"));
+        assert!(!eq("libfoo.so.1", "libfoo.so.1.2"));
+        assert!(!eq("libfoo.so", "libfoo.so.1"));
+        assert!(!eq("libfoo.so.10", "libfoo.so.1"));
+        assert!(!eq("libfoo.so.0", "libfoo.so."));
+        assert!(eq("", ""));
+    }
+
+    #[test]
+    fn strings_are_not_copied_per_entry() {
+        // Two hundred thousand entries naming one 64 KiB string: reading each would copy
+        // 25 GB; only the hit is read.
+        let long = "x".repeat(64 << 10);
+        let mut entries: Vec<(i32, &str, &str, u64)> = vec![(0x0303, &long, &long, 0); 1];
+        entries.push((0x0303, "libz.so.1", "/usr/lib/libz.so.1", 0));
+        let mut bytes = build(&entries);
+        // Point 200 000 more entries at the long string by repeating the first entry.
+        let first: Vec<u8> = bytes[NEW_HEADER..NEW_HEADER + NEW_ENTRY].to_vec();
+        let n = 200_000usize;
+        let strings = bytes.split_off(NEW_HEADER + 2 * NEW_ENTRY);
+        let shift = (n * NEW_ENTRY) as u32;
+        let fix = |e: &[u8]| {
+            let mut e = e.to_vec();
+            for at in [4, 8] {
+                let v = u32::from_le_bytes(e[at..at + 4].try_into().unwrap()) + shift;
+                e[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            e
+        };
+        let (e0, e1) = (fix(&first), fix(&bytes[NEW_HEADER + NEW_ENTRY..]));
+        bytes.truncate(NEW_HEADER);
+        bytes[20..24].copy_from_slice(&((n + 2) as u32).to_le_bytes());
+        for _ in 0..=n {
+            bytes.extend_from_slice(&e0);
+        }
+        bytes.extend_from_slice(&e1);
+        bytes.extend_from_slice(&strings);
+        let cache = LdCache::parse(bytes).unwrap();
+        assert_eq!(cache.len(), n + 2);
+        assert_eq!(cache.lookup("libz.so.1", Some(0x0303)).unwrap().value, "/usr/lib/libz.so.1");
+        assert!(cache.lookup(&long, Some(0x0303)).is_none(), "a key longer than NAME_MAX names no file");
     }
 }

@@ -49,8 +49,12 @@
 mod classify;
 mod elf;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
+mod input;
 mod ldcache;
 mod ldconf;
+mod limits;
 mod report;
 mod resolve;
 mod rootfs;
@@ -61,6 +65,7 @@ use std::path::PathBuf;
 
 pub use classify::{classify_library_name, compare_versions, Backend, LibraryKind, ProfilerLib};
 pub use error::LinkageError;
+pub use limits::Limits;
 pub use report::{
     render_terminal, Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA,
 };
@@ -77,6 +82,8 @@ pub struct Options {
     /// The `LD_LIBRARY_PATH` to assume. `None`: this process's, when inspecting this machine,
     /// and none inside an image (the host's has no meaning there). `Some("")`: none.
     pub ld_library_path: Option<String>,
+    /// Caps on what the inspection may cost.
+    pub limits: Limits,
 }
 
 /// What to inspect.
@@ -102,13 +109,23 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
             return Err(LinkageError::BadRoot { path: root.display().to_string() });
         }
     }
-    let fs = RootFs::new(opts.root.clone());
+    let limits = opts.limits;
+    let fs = RootFs::new(opts.root.clone(), limits.max_lookups);
+    let spent = |fs: &RootFs, what: &str| LinkageError::Limit {
+        what: format!("{what} took more than {} file-system lookups", fs.budget().limit()),
+        flag: "--max-lookups N",
+    };
+    // A lookup that failed for want of budget is no finding: say which cap it was.
+    let over = |fs: &RootFs, e: LinkageError| match fs.budget().spent() {
+        true => spent(fs, &format!("finding the libraries of {}", target_label(target))),
+        false => e,
+    };
     let mut notes = Vec::new();
     let (label, torch_dir, libraries) = match target {
         Target::Path(p) => {
             let image = fs.image_path(p);
             if fs.is_dir(&image) {
-                let (_, libs) = torch::libraries(&fs, &image)?;
+                let (_, libs) = torch::libraries(&fs, &image).map_err(|e| over(&fs, e))?;
                 (p.display().to_string(), Some(image), libs)
             } else {
                 (p.display().to_string(), None, vec![image])
@@ -117,7 +134,10 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         Target::Python(python) => {
             let dir = match &opts.root {
                 Some(root) => {
-                    let found = torch::find_in_root(&fs);
+                    let found = torch::find_in_root(&fs, limits.max_dir_entries)?;
+                    if fs.budget().spent() {
+                        return Err(spent(&fs, &format!("searching --root {} for torch", root.display())));
+                    }
                     let Some(first) = found.first().cloned() else {
                         return Err(LinkageError::NoTorch { place: format!("--root {}", root.display()) });
                     };
@@ -131,10 +151,13 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
                 }
                 None => torch::ask_python(python)?,
             };
-            let (_, libs) = torch::libraries(&fs, &dir)?;
+            let (_, libs) = torch::libraries(&fs, &dir).map_err(|e| over(&fs, e))?;
             (python.clone(), Some(dir), libs)
         }
     };
+    if fs.budget().spent() {
+        return Err(spent(&fs, &format!("finding the libraries of {label}")));
+    }
 
     let ld_library_path = opts.ld_library_path.clone().or_else(|| match opts.root {
         None => std::env::var("LD_LIBRARY_PATH").ok(),
@@ -146,7 +169,7 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         ));
     }
     notes.extend(preload_notes(&fs, opts.root.is_none()));
-    let env = SearchEnv::new(fs, ld_library_path);
+    let env = SearchEnv::new(fs, ld_library_path, limits)?;
 
     let mut closures = Vec::new();
     let mut problems = Vec::new();
@@ -154,6 +177,8 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
     for lib in &libraries {
         match resolve::closure(&env, lib) {
             Ok(c) => closures.push(c),
+            // A cap reached says nothing about this library alone: the whole answer is in doubt.
+            Err(e @ LinkageError::Limit { .. }) => return Err(e),
             Err(e) => {
                 problems.push(e.to_string());
                 first_error.get_or_insert(e);
@@ -175,27 +200,54 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
     ))
 }
 
+fn target_label(target: &Target) -> String {
+    match target {
+        Target::Path(p) => p.display().to_string(),
+        Target::Python(python) => python.clone(),
+    }
+}
+
+/// Size of `/etc/ld.so.preload` read (real: a line or two).
+const MAX_PRELOAD_BYTES: u64 = 1 << 20;
+/// Preloaded libraries named one by one; the rest are counted.
+const PRELOAD_SHOWN: usize = 32;
+
 /// Libraries the loader puts into every process before any DT_NEEDED (`/etc/ld.so.preload`,
 /// and `LD_PRELOAD` on this machine): not part of what torch links, but in the process all the
 /// same, so they are named, profiler libraries first among equals.
 fn preload_notes(fs: &RootFs, use_env: bool) -> Vec<String> {
     let mut sources: Vec<(&str, String)> = Vec::new();
-    if let Ok(text) = fs.resolve("/etc/ld.so.preload").and_then(std::fs::read_to_string) {
-        sources.push(("/etc/ld.so.preload", text));
+    let mut notes = Vec::new();
+    if let Ok(host) = fs.resolve("/etc/ld.so.preload") {
+        match input::read_capped(&host, MAX_PRELOAD_BYTES) {
+            Ok(bytes) => sources.push(("/etc/ld.so.preload", String::from_utf8_lossy(&bytes).into_owned())),
+            Err(input::InputError::Io(_)) => {}
+            // Not read, so not known: said, since whatever it names is in every process.
+            Err(e) => notes.push(format!("/etc/ld.so.preload {e}; not read")),
+        }
     }
     if use_env {
         if let Ok(text) = std::env::var("LD_PRELOAD") {
             sources.push(("LD_PRELOAD", text));
         }
     }
-    let mut notes = Vec::new();
     for (source, text) in sources {
-        for entry in text.split([' ', '\t', '\n', ':']).filter(|e| !e.is_empty() && !e.starts_with('#')) {
-            let what = match classify_library_name(entry) {
+        let mut entries: Vec<(&str, Option<ProfilerLib>)> = text
+            .split([' ', '\t', '\n', ':'])
+            .filter(|e| !e.is_empty() && !e.starts_with('#'))
+            .map(|e| (e, classify_library_name(e)))
+            .collect();
+        // Profiler libraries first, should there be more than are named.
+        entries.sort_by_key(|(_, lib)| lib.is_none());
+        for (entry, lib) in entries.iter().take(PRELOAD_SHOWN) {
+            let what = match lib {
                 Some(lib) => format!(" — a {} library, in every process whatever torch links", lib.kind),
                 None => String::new(),
             };
             notes.push(format!("{source} preloads {entry}{what}"));
+        }
+        if entries.len() > PRELOAD_SHOWN {
+            notes.push(format!("{source} preloads {} more libraries", entries.len() - PRELOAD_SHOWN));
         }
     }
     notes

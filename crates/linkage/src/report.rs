@@ -1,6 +1,7 @@
 //! The `launchguard.linkage/1` report: its serde model, how closures become one, and the
 //! terminal rendering.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -105,38 +106,60 @@ impl LinkageReport {
         mut problems: Vec<String>,
         mut notes: Vec<String>,
     ) -> LinkageReport {
+        // Indexes into the lists, so that a closure of thousands of edges is not quadratic.
         let mut dependencies: Vec<Dependency> = Vec::new();
+        let mut dep_at: HashMap<(String, Option<String>), usize> = HashMap::new();
         let mut unresolved: Vec<Unresolved> = Vec::new();
+        let mut unresolved_at: HashMap<String, usize> = HashMap::new();
         let mut libs: Vec<ProfilerLibrary> = Vec::new();
+        let mut lib_seen: HashSet<(String, Option<String>)> = HashSet::new();
+        let mut seen_problems: HashSet<String> = problems.iter().cloned().collect();
+        let mut seen_notes: HashSet<String> = notes.iter().cloned().collect();
         for c in closures {
             for edge in &c.edges {
-                let by = c.objects[edge.from].path.clone();
+                let by = &c.objects[edge.from].path;
                 let path = edge.to.as_ref().ok().map(|&i| c.objects[i].path.clone());
-                match dependencies.iter_mut().find(|d| d.name == edge.name && d.path == path) {
-                    Some(d) if !d.needed_by.contains(&by) => d.needed_by.push(by.clone()),
-                    Some(_) => {}
-                    None => dependencies.push(Dependency {
-                        name: edge.name.clone(),
-                        path: path.clone(),
-                        needed_by: vec![by.clone()],
-                    }),
-                }
-                if let Err(reason) = &edge.to {
-                    match unresolved.iter_mut().find(|u| u.name == edge.name) {
-                        Some(u) if !u.needed_by.contains(&by) => u.needed_by.push(by.clone()),
-                        Some(_) => {}
-                        None => unresolved.push(Unresolved {
+                let key = (edge.name.clone(), path.clone());
+                match dep_at.get(&key) {
+                    Some(&i) => {
+                        let d = &mut dependencies[i];
+                        if !d.needed_by.contains(by) {
+                            d.needed_by.push(by.clone());
+                        }
+                    }
+                    None => {
+                        dep_at.insert(key.clone(), dependencies.len());
+                        dependencies.push(Dependency {
                             name: edge.name.clone(),
+                            path: path.clone(),
                             needed_by: vec![by.clone()],
-                            reason: reason.clone(),
-                        }),
+                        });
                     }
                 }
-                if libs.iter().any(|l| l.name == edge.name && l.path == path) {
+                if let Err(reason) = &edge.to {
+                    match unresolved_at.get(&edge.name) {
+                        Some(&i) => {
+                            let u = &mut unresolved[i];
+                            if !u.needed_by.contains(by) {
+                                u.needed_by.push(by.clone());
+                            }
+                        }
+                        None => {
+                            unresolved_at.insert(edge.name.clone(), unresolved.len());
+                            unresolved.push(Unresolved {
+                                name: edge.name.clone(),
+                                needed_by: vec![by.clone()],
+                                reason: reason.clone(),
+                            });
+                        }
+                    }
+                }
+                if lib_seen.contains(&key) {
                     continue;
                 }
                 if let Some(lib) = profiler_library(c, edge.from, &edge.name, edge.to.as_ref().ok().copied())
                 {
+                    lib_seen.insert(key);
                     libs.push(lib);
                 }
             }
@@ -144,6 +167,7 @@ impl LinkageReport {
             if let Some(main) = c.objects.first() {
                 if let Some(lib) = classify_library_name(&main.path) {
                     if !libs.iter().any(|l| l.path.as_deref() == Some(main.path.as_str())) {
+                        lib_seen.insert((main.file_name().into(), Some(main.path.clone())));
                         libs.push(library(
                             main.file_name().into(),
                             Some(main.path.clone()),
@@ -155,12 +179,12 @@ impl LinkageReport {
                 }
             }
             for p in &c.problems {
-                if !problems.contains(p) {
+                if seen_problems.insert(p.clone()) {
                     problems.push(p.clone());
                 }
             }
             for n in &c.notes {
-                if !notes.contains(n) {
+                if seen_notes.insert(n.clone()) {
                     notes.push(n.clone());
                 }
             }

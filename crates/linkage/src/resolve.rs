@@ -8,7 +8,7 @@
 //! matches it by soname instead of being searched. That order and reuse decide which file a
 //! name resolves to (and which RPATHs it inherits), so they are reproduced here.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +32,8 @@ pub struct Object {
     pub loader: Option<usize>,
     /// `(st_dev, st_ino)`, for reuse of one file found under two paths.
     file_id: Option<(u64, u64)>,
+    /// Length of its chain of loaders (0 for the main object and the dynamic loader).
+    depth: usize,
 }
 
 impl Object {
@@ -92,17 +94,53 @@ impl Closure {
     }
 }
 
+/// The names every loaded object answers to (its path, the names it was requested under, its
+/// soname), each mapped to the first such object: glibc's `_dl_name_match_p` over the loaded
+/// list, in constant time instead of a scan per DT_NEEDED entry.
+#[derive(Default)]
+struct Loaded(HashMap<String, usize>);
+
+impl Loaded {
+    fn add(&mut self, name: &str, id: usize) {
+        let at = self.0.entry(name.to_string()).or_insert(id);
+        *at = (*at).min(id);
+    }
+
+    fn add_object(&mut self, o: &Object, id: usize) {
+        self.add(&o.path, id);
+        if let Some(soname) = &o.info.soname {
+            self.add(soname, id);
+        }
+        for n in &o.names {
+            self.add(n, id);
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<usize> {
+        self.0.get(name).copied()
+    }
+}
+
+fn lookups_error(path: &str, env: &SearchEnv) -> LinkageError {
+    LinkageError::Limit {
+        what: format!(
+            "{path}: resolving its closure took more than {} file-system lookups",
+            env.fs.budget().limit()
+        ),
+        flag: "--max-lookups N",
+    }
+}
+
 /// Builds the closure of the main object at `path` (inside the inspected system).
 pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
     let host = env.fs.resolve(path).map_err(|e| match e.kind() {
+        _ if env.fs.budget().spent() => lookups_error(path, env),
         std::io::ErrorKind::NotFound => LinkageError::NotFound { path: path.into() },
-        _ => LinkageError::Io { path: path.into(), source: e },
+        _ => LinkageError::Io { path: path.into(), error: e },
     })?;
-    if host.is_dir() {
-        return Err(LinkageError::BadElf { path: path.into(), reason: "is a directory".into() });
-    }
-    let info = crate::elf::read(&host).map_err(|e| match e {
-        ElfError::Io(source) => LinkageError::Io { path: path.into(), source },
+    let info = crate::elf::read(&host, None).map_err(|e| match e {
+        ElfError::Io(error) => LinkageError::Io { path: path.into(), error },
+        ElfError::NotRegular(_) => LinkageError::BadElf { path: path.into(), reason: e.to_string() },
         ElfError::NotElf => LinkageError::NotElf { path: path.into() },
         ElfError::Malformed(reason) => LinkageError::BadElf { path: path.into(), reason },
     })?;
@@ -116,6 +154,7 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
         });
     }
 
+    let limits = env.limits;
     let platform = Platform::detect(info.arch, &env.fs);
     let mut c = Closure { objects: Vec::new(), edges: Vec::new(), problems: Vec::new(), notes: Vec::new() };
     describe_arch(env, &info, &platform, path, &mut c);
@@ -132,6 +171,7 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
         info,
         names: Vec::new(),
         loader: None,
+        depth: 0,
     });
     if !dynamic {
         c.notes.push(format!("{path}: statically linked (no dynamic section), so it has no dependencies"));
@@ -140,39 +180,82 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
     if let Some((rtld, named)) = rtld {
         preload_rtld(env, &rtld, named, platform.arch, &mut c);
     }
+    let mut loaded = Loaded::default();
+    for (id, o) in c.objects.iter().enumerate() {
+        loaded.add_object(o, id);
+    }
+    let mut by_file: HashMap<(u64, u64), usize> = HashMap::new();
+    for (id, o) in c.objects.iter().enumerate() {
+        if let Some(fid) = o.file_id {
+            by_file.entry(fid).or_insert(id);
+        }
+    }
 
     // A name not found once stays not found: ldd fakes an entry for it that later requests
     // match, and a real load stops at the first miss anyway.
-    let mut failed: Vec<(String, String)> = Vec::new();
+    let mut failed: HashMap<String, String> = HashMap::new();
     let mut queue = VecDeque::from([0usize]);
     while let Some(id) = queue.pop_front() {
-        let needed = c.objects[id].info.needed.clone();
-        for name in needed {
+        let needed = std::mem::take(&mut c.objects[id].info.needed);
+        if c.edges.len() + needed.len() > limits.max_needed {
+            return Err(LinkageError::Limit {
+                what: format!("{path}: its closure has more than {} DT_NEEDED entries", limits.max_needed),
+                flag: "--max-needed N",
+            });
+        }
+        for name in &needed {
             // A name with a slash is a path: glibc expands its tokens before matching it.
             let key = if name.contains('/') {
-                expand_dst(&name, &Dst { origin: c.objects[id].origin(), platform: &platform })
+                expand_dst(name, &Dst { origin: c.objects[id].origin(), platform: &platform })
                     .unwrap_or_else(|| name.clone())
             } else {
                 name.clone()
             };
-            let known = match loaded(&c.objects, &key) {
+            let known = match loaded.get(&key) {
                 Some(to) => Some(Ok(to)),
-                None => failed.iter().find(|f| f.0 == name).map(|f| Err(f.1.clone())),
+                None => failed.get(name).map(|why| Err(why.clone())),
             };
             if let Some(to) = known {
-                c.edges.push(Edge { from: id, name, to });
+                c.edges.push(Edge { from: id, name: name.clone(), to });
                 continue;
             }
-            let result = search(env, &c, id, &name, &platform);
+            let result = search(env, &c, id, name, &platform);
+            if env.fs.budget().spent() {
+                return Err(lookups_error(path, env));
+            }
             let to = match result.found {
                 Some((found_path, host, info)) => {
                     let fid = file_id(&host);
-                    match c.objects.iter().position(|o| fid.is_some() && o.file_id == fid) {
+                    match fid.and_then(|f| by_file.get(&f).copied()) {
                         Some(existing) => {
                             c.objects[existing].names.push(name.clone());
+                            loaded.add(name, existing);
                             Ok(existing)
                         }
                         None => {
+                            let new_id = c.objects.len();
+                            if new_id >= limits.max_libraries {
+                                return Err(LinkageError::Limit {
+                                    what: format!(
+                                        "{path}: its closure has more than {} libraries",
+                                        limits.max_libraries
+                                    ),
+                                    flag: "--max-libraries N",
+                                });
+                            }
+                            let depth = c.objects[id].depth + 1;
+                            if depth > limits.max_depth {
+                                let mut chain = c.chain(id);
+                                chain.push(name.clone());
+                                return Err(LinkageError::Limit {
+                                    what: format!(
+                                        "{path}: a chain of libraries each loading the next is deeper than {} ({})",
+                                        limits.max_depth,
+                                        summarize_chain(&chain)
+                                    ),
+                                    flag: "--max-depth N",
+                                });
+                            }
                             c.objects.push(Object {
                                 path: found_path,
                                 host,
@@ -180,37 +263,53 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
                                 names: vec![name.clone()],
                                 loader: Some(id),
                                 file_id: fid,
+                                depth,
                             });
-                            queue.push_back(c.objects.len() - 1);
-                            Ok(c.objects.len() - 1)
+                            loaded.add_object(&c.objects[new_id], new_id);
+                            if let Some(f) = fid {
+                                by_file.insert(f, new_id);
+                            }
+                            queue.push_back(new_id);
+                            Ok(new_id)
                         }
                     }
                 }
                 None => {
-                    let why = explain_miss(env, &name, &result);
+                    let why = explain_miss(env, name, &result);
                     if let Some(fatal) = &result.fatal {
                         c.problems.push(fatal.clone());
                     }
-                    failed.push((name.clone(), why.clone()));
+                    failed.insert(name.clone(), why.clone());
                     Err(why)
                 }
             };
-            c.edges.push(Edge { from: id, name, to });
+            c.edges.push(Edge { from: id, name: name.clone(), to });
         }
+        c.objects[id].info.needed = needed;
     }
     note_cycles(&mut c);
+    if let Some(conf) = env.conf_if_read() {
+        c.notes.extend(conf.notes.iter().cloned());
+    }
+    if env.hints_cut_short() {
+        c.notes.push(
+            "explanations of unresolved names stopped checking ld.so.conf directories (too many lookups)"
+                .into(),
+        );
+    }
     Ok(c)
+}
+
+/// `a → b → c → … → y → z` for a long chain.
+fn summarize_chain(chain: &[String]) -> String {
+    if chain.len() <= 6 {
+        return chain.join(" → ");
+    }
+    format!("{} → … → {}", chain[..3].join(" → "), chain[chain.len() - 2..].join(" → "))
 }
 
 fn file_id(host: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(host).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// glibc's `_dl_name_match_p` plus its DT_SONAME check, over the objects loaded so far.
-fn loaded(objects: &[Object], name: &str) -> Option<usize> {
-    objects.iter().position(|o| {
-        o.path == name || o.names.iter().any(|n| n == name) || o.info.soname.as_deref() == Some(name)
-    })
 }
 
 /// Loads the dynamic loader first, as it is in every process. `named`: the main object's
@@ -223,7 +322,7 @@ fn preload_rtld(env: &SearchEnv, rtld: &str, named: bool, arch: Arch, c: &mut Cl
         }
         return;
     };
-    let Ok(info) = crate::elf::read(&host) else {
+    let Ok(info) = crate::elf::read(&host, None) else {
         c.problems.push(format!("the dynamic loader {rtld} is not a readable ELF file"));
         return;
     };
@@ -237,6 +336,7 @@ fn preload_rtld(env: &SearchEnv, rtld: &str, named: bool, arch: Arch, c: &mut Cl
         info,
         names: vec![],
         loader: None,
+        depth: 0,
     });
 }
 
@@ -266,10 +366,11 @@ fn explain_miss(env: &SearchEnv, name: &str, result: &SearchResult) -> String {
         .tried
         .iter()
         .map(|t| {
+            let more = if t.more > 0 { format!(" and {} more", t.more) } else { String::new() };
             if t.dirs.is_empty() {
                 t.source.clone()
             } else {
-                format!("{} ({})", t.source, t.dirs.join(" "))
+                format!("{} ({}{more})", t.source, t.dirs.join(" "))
             }
         })
         .collect();
@@ -280,11 +381,12 @@ fn explain_miss(env: &SearchEnv, name: &str, result: &SearchResult) -> String {
     };
     if !result.skipped.is_empty() {
         why.push_str(&format!("; passed over {}", result.skipped.join(", ")));
+        if result.skipped_more > 0 {
+            why.push_str(&format!(" and {} more", result.skipped_more));
+        }
     }
     if !name.contains('/') {
-        let hidden: Vec<&String> =
-            env.conf_dirs().iter().filter(|d| env.fs.resolve(&format!("{d}/{name}")).is_ok()).collect();
-        if let Some(dir) = hidden.first() {
+        if let Some(dir) = env.conf().dirs.iter().find(|d| env.in_conf_dir(d, name)) {
             let cache = match env.cache {
                 CacheState::Loaded(_) => "ld.so.cache does not list it",
                 _ => "there is no usable ld.so.cache",
@@ -337,9 +439,10 @@ fn describe_arch(env: &SearchEnv, info: &ElfInfo, platform: &Platform, path: &st
 fn note_cycles(c: &mut Closure) {
     let n = c.objects.len();
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut seen: HashSet<(usize, usize)> = HashSet::new();
     for e in &c.edges {
         if let Ok(to) = e.to {
-            if !succ[e.from].contains(&to) {
+            if seen.insert((e.from, to)) {
                 succ[e.from].push(to);
             }
         }
@@ -375,6 +478,12 @@ fn note_cycles(c: &mut Closure) {
                 stack.pop();
             }
         }
+    }
+    // Each back edge is one cycle; a crafted closure can have thousands. The first few say it.
+    const SHOWN: usize = 10;
+    if cycles.len() > SHOWN {
+        c.notes.push(format!("{} dependency cycles; the first {SHOWN} follow", cycles.len()));
+        cycles.truncate(SHOWN);
     }
     for cycle in cycles {
         let names: Vec<&str> = cycle.iter().map(|&i| c.objects[i].file_name()).collect();

@@ -13,15 +13,26 @@
 //! valid ELF file stops the loader ("invalid ELF header"), so it stops the search here too.
 
 use std::cell::OnceCell;
+use std::collections::HashSet;
 use std::io;
 use std::path::PathBuf;
 
 use object::elf;
 
 use crate::elf::{Arch, ElfError, ElfInfo};
+use crate::error::LinkageError;
+use crate::input::{read_capped, InputError};
 use crate::ldcache::LdCache;
-use crate::ldconf;
-use crate::rootfs::RootFs;
+use crate::ldconf::{self, Conf};
+use crate::limits::{Budget, Limits};
+use crate::rootfs::{RootFs, PATH_MAX};
+
+/// Lookups spent on explaining misses (ld.so.conf and its directories): apart from the
+/// inspection's budget, since running out only leaves an explanation shorter.
+const HINT_LOOKUPS: u64 = 100_000;
+
+/// Directories of one search source named in an explanation; the rest are counted.
+const TRIED_SHOWN: usize = 8;
 
 /// The per-architecture facts glibc compiles in, which the inspected system does not record.
 #[derive(Debug, Clone)]
@@ -119,10 +130,16 @@ pub struct Dst<'a> {
 
 /// Expands dynamic string tokens as glibc's `_dl_dst_substitute`: `$NAME` or `${NAME}`; an
 /// unknown name stays literal; a known one without a value discards the element (`None`).
+///
+/// Expansion stops once the result reaches PATH_MAX: no such path opens (ENAMETOOLONG, which
+/// the caller then meets), and `$ORIGIN` repeated thousands of times must not take gigabytes.
 pub fn expand_dst(s: &str, dst: &Dst) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
+    let mut out = String::with_capacity(s.len().min(PATH_MAX));
     let mut rest = s;
     while let Some(at) = rest.find('$') {
+        if out.len() >= PATH_MAX {
+            return Some(out);
+        }
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         let mut matched = None;
@@ -174,6 +191,7 @@ fn dst_len(input: &str, name: &str) -> usize {
 /// slashes trimmed and one added, an empty element meaning the working directory (`""`).
 pub fn search_dirs(list: &str, seps: &[char], dst: &Dst) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for element in list.split(seps) {
         let dir = if element.is_empty() {
             String::new()
@@ -191,7 +209,7 @@ pub fn search_dirs(list: &str, seps: &[char], dst: &Dst) -> Vec<String> {
                 format!("{trimmed}/")
             }
         };
-        if !out.contains(&dir) {
+        if seen.insert(dir.clone()) {
             out.push(dir);
         }
     }
@@ -223,7 +241,7 @@ pub enum CacheState {
     Broken(String),
 }
 
-/// Everything fixed for one inspection: the filesystem, the cache, LD_LIBRARY_PATH.
+/// Everything fixed for one inspection: the filesystem, the cache, LD_LIBRARY_PATH, the caps.
 pub struct SearchEnv {
     /// The inspected filesystem.
     pub fs: RootFs,
@@ -231,15 +249,28 @@ pub struct SearchEnv {
     pub cache: CacheState,
     /// `LD_LIBRARY_PATH` as the loader would see it.
     pub ld_library_path: Option<String>,
-    conf_dirs: OnceCell<Vec<String>>,
+    /// The caps.
+    pub limits: Limits,
+    conf: OnceCell<Conf>,
+    hint_budget: Budget,
 }
 
 /// One search location tried, for the "not found" explanation.
 pub struct Tried {
     /// What the directories came from ("RUNPATH of libfoo.so", "ld.so.cache", …).
     pub source: String,
-    /// The directories, when the source is a list of them.
+    /// The first directories, when the source is a list of them.
     pub dirs: Vec<String>,
+    /// How many more directories there were.
+    pub more: usize,
+}
+
+impl Tried {
+    fn new(source: String, mut dirs: Vec<String>) -> Tried {
+        let more = dirs.len().saturating_sub(TRIED_SHOWN);
+        dirs.truncate(TRIED_SHOWN);
+        Tried { source, dirs, more }
+    }
 }
 
 /// The outcome of searching one name.
@@ -248,10 +279,23 @@ pub struct SearchResult {
     pub found: Option<(String, PathBuf, ElfInfo)>,
     /// Sources tried, in order.
     pub tried: Vec<Tried>,
-    /// Candidates passed over (wrong architecture, unreadable), for the explanation.
+    /// Candidates passed over (wrong architecture, unreadable), for the explanation; the first
+    /// few only, the rest counted.
     pub skipped: Vec<String>,
+    /// How many more were passed over.
+    pub skipped_more: usize,
     /// A candidate that stops the loader (not an ELF, malformed).
     pub fatal: Option<String>,
+}
+
+impl SearchResult {
+    fn skip(&mut self, what: String) {
+        if self.skipped.len() < TRIED_SHOWN {
+            self.skipped.push(what);
+        } else {
+            self.skipped_more += 1;
+        }
+    }
 }
 
 /// An object that requests libraries, as the search sees it.
@@ -270,24 +314,67 @@ pub struct Requester<'a> {
 
 impl SearchEnv {
     /// Reads the inspected system's ld.so.cache; LD_LIBRARY_PATH is given by the caller.
-    pub fn new(fs: RootFs, ld_library_path: Option<String>) -> SearchEnv {
+    ///
+    /// A cache that is not a regular file (a FIFO would block, `/dev/zero` never ends) or does
+    /// not parse is unusable, and the loader searches on without one, as this does (with a
+    /// problem in the report). A cache over `limits.max_cache_mib` is an error instead: the
+    /// loader would use it whatever its size, so going on without it could change the answer.
+    pub fn new(
+        fs: RootFs,
+        ld_library_path: Option<String>,
+        limits: Limits,
+    ) -> Result<SearchEnv, LinkageError> {
         let cache = match fs.resolve("/etc/ld.so.cache") {
             Err(e) if e.kind() == io::ErrorKind::NotFound => CacheState::Missing,
             Err(e) => CacheState::Broken(e.to_string()),
-            Ok(host) => match std::fs::read(host) {
-                Ok(bytes) => match LdCache::parse(&bytes) {
+            Ok(host) => match read_capped(&host, limits.max_cache_bytes()) {
+                Ok(bytes) => match LdCache::parse(bytes) {
                     Ok(c) => CacheState::Loaded(c),
                     Err(e) => CacheState::Broken(e),
                 },
+                Err(InputError::TooLarge { size, .. }) => {
+                    return Err(LinkageError::Limit {
+                        what: format!(
+                            "/etc/ld.so.cache is {size} bytes, over the cap of {} MiB",
+                            limits.max_cache_mib
+                        ),
+                        flag: "--max-cache-mib N",
+                    })
+                }
                 Err(e) => CacheState::Broken(e.to_string()),
             },
         };
-        SearchEnv { fs, cache, ld_library_path, conf_dirs: OnceCell::new() }
+        Ok(SearchEnv {
+            fs,
+            cache,
+            ld_library_path,
+            limits,
+            conf: OnceCell::new(),
+            hint_budget: Budget::new(HINT_LOOKUPS),
+        })
     }
 
     /// The ld.so.conf directories (read once, only to explain misses).
-    pub fn conf_dirs(&self) -> &[String] {
-        self.conf_dirs.get_or_init(|| ldconf::directories(&self.fs, "/etc/ld.so.conf"))
+    pub fn conf(&self) -> &Conf {
+        self.conf.get_or_init(|| {
+            ldconf::directories(&self.fs, "/etc/ld.so.conf", self.limits.max_dir_entries, &self.hint_budget)
+        })
+    }
+
+    /// The ld.so.conf reading, if a miss needed it.
+    pub fn conf_if_read(&self) -> Option<&Conf> {
+        self.conf.get()
+    }
+
+    /// Whether `name` is in the ld.so.conf directory `dir` (for explanations; false once the
+    /// explanation budget is spent).
+    pub fn in_conf_dir(&self, dir: &str, name: &str) -> bool {
+        self.fs.resolve_with(&format!("{dir}/{name}"), &self.hint_budget).is_ok()
+    }
+
+    /// Whether explanations were cut short for lack of lookups.
+    pub fn hints_cut_short(&self) -> bool {
+        self.hint_budget.spent()
     }
 
     /// Opens `path` (inside the inspected system) as the loader would for a dependency.
@@ -301,10 +388,7 @@ impl SearchEnv {
                 }
             }
         };
-        if host.is_dir() {
-            return Probe::Missing;
-        }
-        match crate::elf::read(&host) {
+        match crate::elf::read(&host, Some(want)) {
             Ok(info) if info.arch != want => Probe::WrongArch(info.arch),
             Ok(info) if !matches!(info.osabi, elf::ELFOSABI_SYSV | elf::ELFOSABI_GNU) => {
                 Probe::Invalid(format!("{path}: ELF OS ABI {} is not Linux's", info.osabi))
@@ -314,17 +398,31 @@ impl SearchEnv {
                 info.e_type
             )),
             Ok(info) => Probe::Found(host, info),
-            Err(ElfError::Io(e)) => Probe::Unreadable(format!("{path}: {e}")),
+            // The loader's read of a directory fails and it searches on.
+            Err(ElfError::NotRegular("a directory")) => Probe::Missing,
+            // Opening a socket fails (ENXIO) and the loader searches on; a FIFO would block it
+            // for good and a device feeds it an invalid header: both stop it.
+            Err(e @ ElfError::NotRegular("a socket")) | Err(e @ ElfError::Io(_)) => {
+                Probe::Unreadable(format!("{path}: {e}"))
+            }
             Err(ElfError::NotElf) => {
                 Probe::Invalid(format!("{path}: not an ELF file (the loader stops: invalid ELF header)"))
             }
+            Err(e @ ElfError::NotRegular(_)) => Probe::Invalid(format!("{path}: {e}")),
             Err(ElfError::Malformed(r)) => Probe::Invalid(format!("{path}: {r}")),
         }
     }
 
     /// Searches `name` for `chain[0]`, whose loaders up to the main object follow in `chain`.
+    /// Stops early, with nothing found, when the lookup budget is spent (the caller checks).
     pub fn search(&self, name: &str, chain: &[Requester], platform: &Platform) -> SearchResult {
-        let mut result = SearchResult { found: None, tried: Vec::new(), skipped: Vec::new(), fatal: None };
+        let mut result = SearchResult {
+            found: None,
+            tried: Vec::new(),
+            skipped: Vec::new(),
+            skipped_more: 0,
+            fatal: None,
+        };
         let Some(requester) = chain.first() else {
             return result;
         };
@@ -335,48 +433,46 @@ impl SearchEnv {
 
         if name.contains('/') {
             let Some(path) = expand_dst(name, &dst(requester, platform)) else {
-                result.tried.push(Tried {
-                    source: format!("{name} (a token in it has no value here)"),
-                    dirs: vec![],
-                });
+                result.tried.push(Tried::new(format!("{name} (a token in it has no value here)"), vec![]));
                 return result;
             };
-            result.tried.push(Tried { source: path.clone(), dirs: vec![] });
+            result.tried.push(Tried::new(path.clone(), vec![]));
             self.try_path(&path, platform, &mut result);
             return result;
         }
 
-        let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+        // Each list is expanded only when its turn comes (the usual search ends in the first),
+        // and each element is paid for: an RPATH of a hundred thousand `/` collapses to one
+        // directory, but inherited down a deep chain it is still work.
+        let mut steps: Vec<(String, &str, &[char], &Requester)> = Vec::new();
         if requester.runpath.is_none() {
             for r in chain {
                 if let Some(rpath) = r.rpath {
-                    steps.push((
-                        format!("RPATH of {}", r.label),
-                        search_dirs(rpath, &[':'], &dst(r, platform)),
-                    ));
+                    steps.push((format!("RPATH of {}", r.label), rpath, &[':'], r));
                 }
             }
         }
         if let Some(llp) = self.ld_library_path.as_deref().filter(|l| !l.is_empty()) {
-            steps.push(("LD_LIBRARY_PATH".into(), search_dirs(llp, &[':', ';'], &dst(main, platform))));
+            steps.push(("LD_LIBRARY_PATH".into(), llp, &[':', ';'], main));
         }
         if let Some(runpath) = requester.runpath {
-            steps.push((
-                format!("RUNPATH of {}", requester.label),
-                search_dirs(runpath, &[':'], &dst(requester, platform)),
-            ));
+            steps.push((format!("RUNPATH of {}", requester.label), runpath, &[':'], requester));
         }
-        for (source, dirs) in steps {
+        for (source, list, seps, owner) in steps {
+            if self.fs.budget().take(list.split(seps).count() as u64).is_err() {
+                return result;
+            }
+            let dirs = search_dirs(list, seps, &dst(owner, platform));
             for dir in &dirs {
                 if self.try_path(&format!("{dir}{name}"), platform, &mut result) {
                     return result;
                 }
             }
-            result.tried.push(Tried { source, dirs });
+            result.tried.push(Tried::new(source, dirs));
         }
 
         if let CacheState::Loaded(cache) = &self.cache {
-            result.tried.push(Tried { source: "ld.so.cache".into(), dirs: vec![] });
+            result.tried.push(Tried::new("ld.so.cache".into(), vec![]));
             if let Some(entry) = cache.lookup(name, platform.cache_flags) {
                 let in_system = platform.system_dirs.iter().any(|d| entry.value.starts_with(d.as_str()));
                 if !(requester.nodeflib && in_system) && self.try_path(&entry.value, platform, &mut result) {
@@ -390,27 +486,30 @@ impl SearchEnv {
                     return result;
                 }
             }
-            result
-                .tried
-                .push(Tried { source: "system directories".into(), dirs: platform.system_dirs.clone() });
+            result.tried.push(Tried::new("system directories".into(), platform.system_dirs.clone()));
         }
         result
     }
 
     /// Tries one candidate; true when the search is over (found, or a fatal candidate).
+    /// A spent lookup budget ends the search too, found nothing; the caller reports it.
     fn try_path(&self, path: &str, platform: &Platform, result: &mut SearchResult) -> bool {
-        match self.probe(path, platform.arch) {
+        let probe = self.probe(path, platform.arch);
+        if self.fs.budget().spent() {
+            return true;
+        }
+        match probe {
             Probe::Missing => false,
             Probe::Found(host, info) => {
                 result.found = Some((path.to_string(), host, info));
                 true
             }
             Probe::WrongArch(arch) => {
-                result.skipped.push(format!("{path} ({arch}, skipped)"));
+                result.skip(format!("{path} ({arch}, skipped)"));
                 false
             }
             Probe::Unreadable(why) => {
-                result.skipped.push(format!("{why} (skipped)"));
+                result.skip(format!("{why} (skipped)"));
                 false
             }
             Probe::Invalid(why) => {

@@ -150,7 +150,8 @@ pub fn ldd(path: &Path, llp: Option<&str>) -> Vec<LddLine> {
 
 /// Inspects `path` as the loader would with exactly `llp`.
 pub fn inspect_with(path: &Path, llp: Option<&str>) -> LinkageReport {
-    let opts = Options { root: None, ld_library_path: Some(llp.unwrap_or("").to_string()) };
+    let opts =
+        Options { root: None, ld_library_path: Some(llp.unwrap_or("").to_string()), ..Default::default() };
     inspect(&Target::Path(path.to_path_buf()), &opts).unwrap()
 }
 

@@ -4,6 +4,8 @@
 mod bad_input;
 mod common;
 mod fixtures;
+mod hostile;
 mod image;
 mod python;
+mod regressions;
 mod system_ldd;

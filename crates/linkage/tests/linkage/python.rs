@@ -36,7 +36,7 @@ fn python_finds_torch_without_importing_it() {
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&python, perms).unwrap();
 
-    let opts = Options { root: None, ld_library_path: Some(String::new()) };
+    let opts = Options { root: None, ld_library_path: Some(String::new()), ..Default::default() };
     let target = Target::Python(python.to_str().unwrap().to_string());
     let r = inspect(&target, &opts).unwrap();
     assert!(!marker.exists(), "torch was imported");
