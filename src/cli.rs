@@ -8,10 +8,27 @@ const EXIT_CODES: &str = "Exit codes: 0 pass, warn or skip; 1 fail; 2 error or u
 
 /// Guards GPU inference stacks against graph-launch overhead.
 #[derive(Debug, Parser)]
-#[command(name = "launchguard", version, about, after_help = EXIT_CODES)]
+// Bare `launchguard` prints the help (the command list), not a one-line complaint.
+#[command(name = "launchguard", version, about, after_help = EXIT_CODES, arg_required_else_help = true)]
 pub struct Cli {
+    /// Colour on standard output and standard error: auto (on a terminal, unless NO_COLOR is
+    /// set), always, never.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorArg::Auto, global = true)]
+    pub color: ColorArg,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file.
+    Always,
+    /// Never.
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -107,7 +124,8 @@ pub struct ReportArgs {
     /// Write a self-contained HTML report with a GPU timeline.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
-    /// Write a copy of the trace with the findings added as events, for Perfetto.
+    /// Write a copy of the trace with the findings added as events, for Perfetto. Several ranks:
+    /// one file per rank, .rankN before the extension ({rank} in PATH is replaced instead).
     #[arg(long, value_name = "PATH")]
     pub annotate_trace: Option<PathBuf>,
 }
@@ -186,7 +204,8 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
     /// Busy-wait this many µs before each replay, to test the guard itself.
-    #[arg(long, value_name = "US", default_value_t = 0.0)]
+    // A negative number is read as a value, so that it is refused with its own reason.
+    #[arg(long, value_name = "US", default_value_t = 0.0, allow_negative_numbers = true)]
     pub inject_delay_us: f64,
     /// Only these ranks busy-wait (comma-separated; default every rank): a slow rank alone must
     /// be caught too.

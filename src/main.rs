@@ -13,26 +13,91 @@ use clap::Parser as _;
 fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version.
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
         Err(e) => {
-            // Usage errors in one line too, like every other error.
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("launchguard: {} (see --help)", first.trim());
-            return ExitCode::from(2);
+            // clap's own message, as clap writes it: the missing arguments named, "did you mean",
+            // the possible values, coloured on a terminal (NO_COLOR honoured). --help and
+            // --version go to standard output and exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    match args.color {
+        cli::ColorArg::Auto => {}
+        cli::ColorArg::Always => anstream::ColorChoice::Always.write_global(),
+        cli::ColorArg::Never => anstream::ColorChoice::Never.write_global(),
+    }
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            // One line, naming the problem; details joined with ": ".
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("launchguard: error: {msg}");
+            eprintln!("launchguard: error: {}", one_line(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error and its causes on one line, joined with ": ". A cause whose text the message above it
+/// already ends with is left out (an I/O error that its wrapper quotes), and a regular-expression
+/// error, which the regex crate draws over several lines with a caret, says its one reason.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = match cause.downcast_ref::<regex::Error>() {
+            Some(re) => regex_reason(re),
+            None => cause.to_string(),
+        };
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() || out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// The reason a pattern is refused, without the pattern redrawn: "unclosed group".
+fn regex_reason(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(text) => {
+            let reason =
+                text.lines().rev().find_map(|l| l.trim().strip_prefix("error: ")).unwrap_or(text.trim());
+            reason.to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_cause_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory (os error 2)");
+        #[derive(Debug)]
+        struct Wrapper(std::io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "/missing.toml: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = anyhow::Error::new(Wrapper(io));
+        assert_eq!(one_line(&e), "/missing.toml: No such file or directory (os error 2)");
+    }
+
+    #[test]
+    fn a_bad_pattern_is_one_clean_line() {
+        // Built at run time: clippy refuses an invalid literal pattern.
+        let pattern = String::from("(");
+        let e = anyhow::Error::new(regex::Regex::new(&pattern).unwrap_err())
+            .context("--within is not a valid regular expression");
+        assert_eq!(one_line(&e), "--within is not a valid regular expression: unclosed group");
     }
 }

@@ -21,19 +21,37 @@ pub fn emit(
     // Render the files first: a report that cannot be written is an error (exit 2) before
     // anything is printed as if all went well.
     write_reports(view, reports, trace)?;
-    let stdout: Box<dyn Export> = match format {
-        Format::Text => Box::new(Terminal),
-        Format::Json => Box::new(Json),
+    let bytes = match format {
+        Format::Text => Terminal.render(view)?,
+        Format::Json => Json.render(view)?,
     };
-    let bytes = stdout.render(view)?;
-    let mut out = std::io::stdout().lock();
+    print(&bytes, format)
+}
+
+/// Writes a rendering to standard output: the readable report coloured where the output is a
+/// terminal (anstream strips the codes in a pipe, a file, or under `NO_COLOR`).
+pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
+    let painted;
+    let bytes = match (format, std::str::from_utf8(bytes)) {
+        (Format::Text, Ok(text)) => {
+            painted = launchguard_report::terminal::paint(text);
+            painted.as_bytes()
+        }
+        _ => bytes,
+    };
+    let mut out = anstream::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
-    if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {
+    if let Err(e) = out.write_all(bytes).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(e.into());
         }
     }
     Ok(())
+}
+
+/// Says on standard error that a file was written: report files are never written silently.
+pub fn wrote(path: &Path) {
+    eprintln!("launchguard: wrote {}", path.display());
 }
 
 pub(crate) fn write_reports(
@@ -77,6 +95,7 @@ pub(crate) fn write_reports(
     }
     for (path, export, _) in jobs {
         write_atomic_with(path, |w| export.write_to(view, w))?;
+        wrote(path);
     }
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! `launchguard analyze TRACE...`: one trace, or the ranks of one distributed run (several traces,
 //! or a folder of them).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -181,12 +180,6 @@ fn several(
         Format::Text => launchguard_report::ranks_terminal::render(&result).into_bytes(),
         Format::Json => document.to_file_bytes(),
     };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(e.into());
-        }
-    }
+    outputs::print(&bytes, args.format)?;
     Ok(result.verdict.exit_code() as u8)
 }

@@ -132,11 +132,12 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
     let bytes = document.to_file_bytes();
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {
         launchguard_report::write_atomic(path, &bytes)?;
+        outputs::wrote(path);
     }
     if let (Format::Text, Some(across)) = (args.format, &report.across) {
         // The ranks side by side first; the report below is rank 0's trace and every check.
         let text = launchguard_report::ranks_terminal::render(across);
-        std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{text}\n").as_bytes())?;
+        outputs::print(format!("{text}\n").as_bytes(), Format::Text)?;
     }
     let trace = args.keep_trace.as_deref();
     outputs::emit(&view, args.format, &args.reports, trace)

@@ -7,8 +7,37 @@ use launchguard_judge::{Check, Status};
 
 use crate::{Export, View};
 
-/// Plain-text report for a terminal (no colour codes: CI logs stay clean).
+/// Plain-text report for a terminal (no colour codes: CI logs stay clean; [`paint`] adds them
+/// where the output is a terminal).
 pub struct Terminal;
+
+/// The same report with the check statuses and the verdict coloured (ANSI): green pass, yellow
+/// warn, red fail, dim skip. The caller writes it through a stream that strips the codes where
+/// colour is off (a pipe, `NO_COLOR`), as clap's own messages are.
+pub fn paint(text: &str) -> String {
+    use anstyle::{AnsiColor, Style};
+    let style = |word: &str| match word.to_ascii_lowercase().as_str() {
+        "pass" => Some(AnsiColor::Green.on_default()),
+        "warn" => Some(AnsiColor::Yellow.on_default().bold()),
+        "fail" => Some(AnsiColor::Red.on_default().bold()),
+        "skip" => Some(Style::new().dimmed()),
+        _ => None,
+    };
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.split_inclusive('\n') {
+        // "  pass  id  message": a check line; "verdict: FAIL": the verdict.
+        let painted = if let Some(rest) = line.strip_prefix("  ").filter(|r| r.get(4..6) == Some("  ")) {
+            style(&rest[..4]).map(|s| format!("  {s}{}{s:#}{}", &rest[..4], &rest[4..]))
+        } else if let Some(v) = line.strip_prefix("verdict: ") {
+            let word: String = v.chars().take_while(char::is_ascii_alphabetic).collect();
+            style(&word).map(|s| format!("verdict: {s}{word}{s:#}{}", &v[word.len()..]))
+        } else {
+            None
+        };
+        out.push_str(painted.as_deref().unwrap_or(line));
+    }
+    out
+}
 
 impl Export for Terminal {
     fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
@@ -199,4 +228,20 @@ pub(crate) fn checks_section_titled(out: &mut String, title: &str, checks: &[Che
         }
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod paint_tests {
+    #[test]
+    fn statuses_and_the_verdict_are_coloured_and_nothing_else() {
+        let text = "trace  t.json\n  pass  gaps                 0 gaps\n  FAIL  occupancy            70%\n        hint: look\nverdict: FAIL (why)\n";
+        let painted = super::paint(text);
+        assert!(painted.contains("  \x1b[32mpass\x1b[0m  gaps"), "{painted:?}");
+        assert!(painted.contains("  \x1b[1m\x1b[31mFAIL\x1b[0m  occupancy"), "{painted:?}");
+        assert!(painted.contains("verdict: \x1b[1m\x1b[31mFAIL\x1b[0m (why)\n"), "{painted:?}");
+        assert!(painted.starts_with("trace  t.json\n") && painted.contains("\n        hint: look\n"));
+        // Without the codes, the text is the same.
+        let plain = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap().replace_all(&painted, "");
+        assert_eq!(plain, text);
+    }
 }
