@@ -530,3 +530,99 @@ mod tests {
         assert_eq!(percentile(&[5.0], 99.0), Some(5.0));
     }
 }
+
+/// One name's row of the kernel table, computed naively: durations as f64 µs in a list, sorted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelRow {
+    pub count: u64,
+    pub total_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    pub share: f64,
+}
+
+/// The kernel table of a trace (no `--within`): per name over the trace, per (device, stream),
+/// and per graph, a graph being the replays whose GPU activities have the same sorted list of
+/// names. Graphs are listed by replays, most first, as (replays, activities per replay, rows).
+#[derive(Debug, Clone)]
+pub struct KernelTable {
+    pub all: BTreeMap<String, KernelRow>,
+    pub streams: BTreeMap<(String, String), BTreeMap<String, KernelRow>>,
+    pub graphs: Vec<(u64, u64, BTreeMap<String, KernelRow>)>,
+}
+
+fn kernel_rows(items: &[(String, f64)]) -> BTreeMap<String, KernelRow> {
+    let mut by_name: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (name, dur) in items {
+        by_name.entry(name.clone()).or_default().push(*dur);
+    }
+    let all: f64 = items.iter().map(|(_, d)| d).sum();
+    by_name
+        .into_iter()
+        .map(|(name, mut d)| {
+            d.sort_by(f64::total_cmp);
+            let total: f64 = d.iter().sum();
+            let row = KernelRow {
+                count: d.len() as u64,
+                total_us: total,
+                mean_us: total / d.len() as f64,
+                p50_us: percentile(&d, 50.0).unwrap(),
+                p99_us: percentile(&d, 99.0).unwrap(),
+                max_us: *d.last().unwrap(),
+                share: total / all,
+            };
+            (name, row)
+        })
+        .collect()
+}
+
+/// Computes the kernel table of a trace document.
+pub fn kernel_table(doc: &Value) -> KernelTable {
+    let launch_re = graph_launch_name();
+    let origin = events(doc).iter().find_map(|e| micros_parts(e.get("ts"))).map_or(0, |p| p.0);
+    // (device, stream, name, duration, correlation) of every GPU activity; launched correlations.
+    let mut acts = Vec::new();
+    let mut launched: Vec<u64> = Vec::new();
+    for e in events(doc) {
+        let Some((_, dur)) = complete(e, origin) else { continue };
+        let cat = e.get("cat").and_then(Value::as_str).unwrap_or("");
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        if is_gpu_category(cat) {
+            let device = label(arg(e, "device")).or_else(|| label(e.get("pid"))).unwrap_or_default();
+            let stream = label(arg(e, "stream")).or_else(|| label(e.get("tid"))).unwrap_or_default();
+            acts.push((device, stream, name, dur, correlation(e)));
+        } else if launch_re.is_match(&name) {
+            launched.extend(correlation(e));
+        }
+    }
+    let all: Vec<(String, f64)> = acts.iter().map(|a| (a.2.clone(), a.3)).collect();
+    let mut per_stream: BTreeMap<(String, String), Vec<(String, f64)>> = BTreeMap::new();
+    for a in &acts {
+        per_stream.entry((a.0.clone(), a.1.clone())).or_default().push((a.2.clone(), a.3));
+    }
+    // Each replay's names, sorted: its signature.
+    let mut per_replay: BTreeMap<u64, Vec<(String, f64)>> = BTreeMap::new();
+    for a in &acts {
+        if let Some(c) = a.4.filter(|c| launched.contains(c)) {
+            per_replay.entry(c).or_default().push((a.2.clone(), a.3));
+        }
+    }
+    let mut graphs: BTreeMap<Vec<String>, (u64, Vec<(String, f64)>)> = BTreeMap::new();
+    for items in per_replay.into_values() {
+        let mut names: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+        names.sort();
+        let g = graphs.entry(names).or_default();
+        g.0 += 1;
+        g.1.extend(items);
+    }
+    let mut graphs: Vec<(u64, u64, BTreeMap<String, KernelRow>)> =
+        graphs.into_iter().map(|(names, (n, items))| (n, names.len() as u64, kernel_rows(&items))).collect();
+    graphs.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    KernelTable {
+        all: kernel_rows(&all),
+        streams: per_stream.into_iter().map(|(k, v)| (k, kernel_rows(&v))).collect(),
+        graphs,
+    }
+}

@@ -133,6 +133,7 @@ pub fn analyze_timeline(
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     steady_figures(t, &mut devices, &work, opts.gap_us);
+    let kernels = kernel_table(t, &devices, &replays);
     let devices: Vec<Device> = devices.into_iter().map(|(d, _)| d).collect();
     let workload = match &t.context {
         Some(text) => match WorkloadContext::from_event_args(text) {
@@ -169,9 +170,31 @@ pub fn analyze_timeline(
         graph_launches: launches,
         replays,
         replay_summary,
+        kernels,
         workload,
         warnings,
     })
+}
+
+/// The kernel table over the activities the device figures counted.
+fn kernel_table(
+    t: &Timeline,
+    devices: &[(Device, DeviceActs<'_>)],
+    replays: &[Replay],
+) -> crate::kernels::Kernels {
+    let inputs: Vec<crate::kernels::DeviceInput<'_, '_>> = devices
+        .iter()
+        .map(|(d, da)| crate::kernels::DeviceInput {
+            device: &d.device,
+            acts: &da.acts,
+            streams: d
+                .streams
+                .iter()
+                .filter_map(|s| Some((t.strings.lookup(&s.stream)?, s.stream.as_str())))
+                .collect(),
+        })
+        .collect();
+    crate::kernels::kernels(t, &inputs, replays)
 }
 
 /// The `n` most frequent annotation span names, for a message that helps choose a `--within`.

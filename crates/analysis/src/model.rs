@@ -33,6 +33,10 @@ pub struct Analysis {
     pub replays: Vec<Replay>,
     /// Summary of the replays.
     pub replay_summary: ReplaySummary,
+    /// Per GPU activity name: count, total, mean, p50, p99, share; over the trace, per device,
+    /// stream and graph ([`crate::kernels`]).
+    #[serde(default)]
+    pub kernels: crate::kernels::Kernels,
     /// What `check` measured besides this trace, when it wrote the trace (its context event).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadContext>,

@@ -153,3 +153,47 @@ fn replays(t: &Timeline, analysis: &Analysis) -> Vec<ReplaySpan> {
         })
         .collect()
 }
+
+/// One rank's GPU time on the common clock, split as its [`crate::model_ranks::RankFigures`] are:
+/// the union of compute activity, of collective kernels without their waiting parts, and of the
+/// waiting parts (a collective running before the last rank reached it).
+#[derive(Debug, Clone)]
+pub struct RankSpans {
+    /// The rank.
+    pub rank: u64,
+    /// The shift of its trace times onto the common clock, ns (add it to a trace time).
+    pub offset_ns: i64,
+    /// First activity start to last activity end, on the common clock.
+    pub extent: Option<Span>,
+    /// Union of the non-collective activity.
+    pub compute: Vec<Span>,
+    /// Union of the collective kernels minus their waiting parts.
+    pub collectives: Vec<Span>,
+    /// Union of the waiting parts (empty when the clocks look unaligned).
+    pub waiting: Vec<Span>,
+}
+
+/// Every rank's spans, and the common window in which every rank was recorded.
+#[derive(Debug, Clone)]
+pub struct RanksSpans {
+    /// In the order of the ranks given.
+    pub ranks: Vec<RankSpans>,
+    /// The common window, when the ranks overlap.
+    pub common: Option<Span>,
+    /// Whether waiting was split out (false when the clocks look unaligned).
+    pub waits_split: bool,
+}
+
+impl RanksSpans {
+    /// The spans of `ranks` (from [`crate::ranks::identify`], as the analysis had them).
+    pub fn new(ranks: &[crate::ranks::RankTrace]) -> Self {
+        crate::ranks::split_spans(ranks)
+    }
+
+    /// The first start and last end over every rank.
+    pub fn extent(&self) -> Option<Span> {
+        let lo = self.ranks.iter().filter_map(|r| r.extent).map(|e| e.0).min()?;
+        let hi = self.ranks.iter().filter_map(|r| r.extent).map(|e| e.1).max()?;
+        Some((lo, hi))
+    }
+}

@@ -200,6 +200,63 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysi
     })
 }
 
+/// The spans behind each rank's [`RankFigures`], on the common clock, for the formats that draw
+/// them ([`crate::spans::RanksSpans`]): compute, collectives without their waiting, waiting for
+/// peers, and the common window. Built with the same steps as [`analyze_ranks`]: the same
+/// offsets, matching, clock check and waits.
+pub(crate) fn split_spans(ranks: &[RankTrace]) -> crate::spans::RanksSpans {
+    use crate::intervals::union;
+    let base = ranks.iter().filter_map(|r| r.trace.timeline.meta.base_time_ns).min();
+    let mut data: Vec<RankData> = ranks
+        .iter()
+        .map(|r| {
+            let offset = match (r.trace.timeline.meta.base_time_ns, base) {
+                (Some(b), Some(lowest)) => b - lowest,
+                _ => 0,
+            };
+            rank_data(r.trace, r.id.rank, offset)
+        })
+        .collect();
+    let matching = match_collectives(&data);
+    let split = clock_check(&data, &matching.groups).aligned != Some(false);
+    if split {
+        assign_waits(&mut data, &matching.groups);
+    }
+    let common = {
+        let start = data.iter().filter_map(|d| d.extent).map(|e| e.0).max();
+        let end = data.iter().filter_map(|d| d.extent).map(|e| e.1).min();
+        match (start, end) {
+            (Some(s), Some(e)) if s < e && data.iter().all(|d| d.extent.is_some()) => Some((s, e)),
+            _ => None,
+        }
+    };
+    let ranks = data
+        .iter()
+        .map(|d| {
+            let (mut compute, mut collectives, mut waiting) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, a) in d.acts.iter().enumerate() {
+                match (a.kind, d.waits.get(&i)) {
+                    (None, _) => compute.push((a.start, a.end)),
+                    (Some(_), Some(&w)) => {
+                        waiting.push((a.start, a.start + w));
+                        collectives.push((a.start + w, a.end));
+                    }
+                    (Some(_), None) => collectives.push((a.start, a.end)),
+                }
+            }
+            crate::spans::RankSpans {
+                rank: d.rank,
+                offset_ns: d.offset,
+                extent: d.extent,
+                compute: union(compute),
+                collectives: union(collectives.into_iter().filter(|(s, e)| e > s).collect()),
+                waiting: union(waiting.into_iter().filter(|(s, e)| e > s).collect()),
+            }
+        })
+        .collect();
+    crate::spans::RanksSpans { ranks, common, waits_split: split }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +338,15 @@ mod tests {
         let skew = a.across.skew.unwrap();
         assert_eq!(skew.gpu_start.max_us, 0.0);
         assert_eq!(skew.straggler, None);
+        // The spans drawn are the ones measured: rank 0 waits [100, 300) and [500, 520).
+        let spans = crate::spans::RanksSpans::new(&ranks);
+        let r0 = &spans.ranks[0];
+        assert_eq!(r0.waiting, vec![(100, 300), (500, 520)]);
+        assert_eq!(r0.compute, vec![(10, 100), (150, 250)]);
+        assert_eq!(r0.collectives, vec![(300, 400), (450, 460)]);
+        assert_eq!(spans.common, Some((10, 520)));
+        assert!(spans.waits_split);
+        let total = |v: &[(i64, i64)]| v.iter().map(|(s, e)| e - s).sum::<i64>();
+        assert_eq!(total(&r0.waiting) as f64 / 1000.0, w.collective_wait_us.unwrap());
     }
 }

@@ -1,0 +1,338 @@
+//! The kernel table: per GPU activity name (kernels, copies, fills) how often it ran and for how
+//! long — count, total, mean, p50, p99, max, share of the GPU time — over the whole trace, per
+//! device, per stream and per graph (the replays that ran the same kernels). What HTA's kernel
+//! breakdown, TraceLens and `nsys stats` show, measured once here for every format.
+//!
+//! Definitions (the contract; durations are exact integer nanoseconds until the µs of the JSON):
+//! - The activities counted are those the device figures count: every GPU activity, or with
+//!   `--within` those overlapping the measured windows (whole durations).
+//! - **Share** of a row: its total duration over the summed durations of every activity in the
+//!   same scope (the trace, a device, a stream, a graph), as `nsys stats` gives it; the shares of
+//!   a scope add up to 1. On one stream, where activities never overlap, the summed durations are
+//!   the busy time.
+//! - **Percentiles**: linear interpolation between the two nearest ranks, as numpy's default and
+//!   [`crate::intervals::percentile`].
+//! - **Graph**: the graph replays (launches whose correlation id GPU activities share) grouped by
+//!   their kernel signature: how many activities the replay ran and which names, as a multiset.
+//!   Graphs are numbered from 0 by replays, most first (ties: more activities first).
+//! - Scopes that would repeat another are left out: `devices` only with several devices,
+//!   `streams` only for a device with several streams.
+//!
+//! Memory: one 8-byte duration per activity, grouped by a dense index over the name ids (no
+//! hashing per activity), freed scope by scope; percentiles by selection, not by sorting.
+
+use std::collections::HashMap;
+
+use launchguard_trace::{ActivityKind, GpuActivity, Timeline};
+use serde::{Deserialize, Serialize};
+
+use crate::model::Replay;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The kernel table of one trace (`kernels` in `launchguard.analysis/1`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Kernels {
+    /// GPU activities counted.
+    pub activities: u64,
+    /// Their summed durations, µs: what the shares of [`Kernels::kernels`] divide.
+    pub gpu_time_us: f64,
+    /// One row per name over the whole trace, longest total first.
+    pub kernels: Vec<KernelRow>,
+    /// Per device, when there are several.
+    pub devices: Vec<ScopeKernels>,
+    /// Per stream, for the devices with several streams.
+    pub streams: Vec<ScopeKernels>,
+    /// Per graph: the replays that ran the same kernels.
+    pub graphs: Vec<GraphKernels>,
+}
+
+/// One name's figures in a scope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelRow {
+    /// The name as in the trace (renderers shorten it for display).
+    pub name: String,
+    /// `kernel`, `memcpy` or `memset`.
+    pub kind: String,
+    /// Instances.
+    pub count: u64,
+    /// Summed duration, µs.
+    pub total_us: f64,
+    /// total / count.
+    pub mean_us: f64,
+    /// Median duration.
+    pub p50_us: f64,
+    /// 99th percentile of the durations.
+    pub p99_us: f64,
+    /// Longest.
+    pub max_us: f64,
+    /// total over the scope's summed GPU time (the shares of a scope add up to 1).
+    pub share: f64,
+}
+
+/// The rows of one device or one stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScopeKernels {
+    /// Device label, as in `devices`.
+    pub device: String,
+    /// Stream label, as in the device's `streams`; absent for a device's own table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// GPU activities counted.
+    pub activities: u64,
+    /// Their summed durations, µs.
+    pub gpu_time_us: f64,
+    /// One row per name, longest total first.
+    pub kernels: Vec<KernelRow>,
+}
+
+/// The rows of one graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphKernels {
+    /// Graph number: 0 for the graph replayed most.
+    pub graph: u64,
+    /// Replays that ran it.
+    pub replays: u64,
+    /// The replay index (in `replays`) of the first of them.
+    pub first_replay: u64,
+    /// GPU activities per replay.
+    pub kernels_per_replay: u64,
+    /// Summed durations of its activities per replay (mean over its replays), µs.
+    pub gpu_time_per_replay_us: f64,
+    /// One row per name over all its replays, longest total first.
+    pub kernels: Vec<KernelRow>,
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Durations grouped by name id, through a dense index over the ids: a group's slot is looked up
+/// in an array, not hashed.
+struct ByName {
+    slot: Vec<u32>,
+    groups: Vec<(u32, ActivityKind, Vec<i64>)>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl ByName {
+    fn new(names: usize) -> Self {
+        ByName { slot: vec![NONE; names], groups: Vec::new() }
+    }
+
+    fn add(&mut self, a: &GpuActivity) {
+        let s = &mut self.slot[a.name as usize];
+        if *s == NONE {
+            *s = self.groups.len() as u32;
+            self.groups.push((a.name, a.kind, Vec::new()));
+        }
+        self.groups[*s as usize].2.push(a.end - a.start);
+    }
+
+    /// The rows, longest total first (ties by name), and the scope's activities and summed time;
+    /// the index is left empty for the next scope.
+    fn finish(&mut self, t: &Timeline) -> (Vec<KernelRow>, u64, i64) {
+        for (name, _, _) in &self.groups {
+            self.slot[*name as usize] = NONE;
+        }
+        let groups = std::mem::take(&mut self.groups);
+        let total: i64 = groups.iter().map(|g| g.2.iter().sum::<i64>()).sum();
+        let count: u64 = groups.iter().map(|g| g.2.len() as u64).sum();
+        let mut rows: Vec<(i64, KernelRow)> = groups
+            .into_iter()
+            .map(|(name, kind, mut d)| {
+                let sum: i64 = d.iter().sum();
+                let n = d.len() as u64;
+                let max = d.iter().copied().max().unwrap_or(0);
+                let (p50, p99) = (percentile_ns(&mut d, 50.0), percentile_ns(&mut d, 99.0));
+                let row = KernelRow {
+                    name: t.strings.get(name).to_string(),
+                    kind: kind_name(kind).to_string(),
+                    count: n,
+                    total_us: us(sum),
+                    mean_us: sum as f64 / n as f64 / 1000.0,
+                    p50_us: p50 / 1000.0,
+                    p99_us: p99 / 1000.0,
+                    max_us: us(max),
+                    share: if total > 0 { sum as f64 / total as f64 } else { 0.0 },
+                };
+                (sum, row)
+            })
+            .collect();
+        rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        (rows.into_iter().map(|(_, r)| r).collect(), count, total)
+    }
+}
+
+fn kind_name(kind: ActivityKind) -> &'static str {
+    match kind {
+        ActivityKind::Kernel => "kernel",
+        ActivityKind::Memcpy => "memcpy",
+        ActivityKind::Memset => "memset",
+    }
+}
+
+/// The `p`-th percentile of `values` (ns), interpolated linearly between the two nearest ranks;
+/// reorders `values` (selection, not a sort).
+fn percentile_ns(values: &mut [i64], p: f64) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let pos = (p / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    let frac = pos - lo as f64;
+    let (_, &mut at_lo, right) = values.select_nth_unstable(lo);
+    if frac == 0.0 || right.is_empty() {
+        return at_lo as f64;
+    }
+    let at_hi = *right.iter().min().expect("not empty");
+    at_lo as f64 + (at_hi - at_lo) as f64 * frac
+}
+
+/// One device's counted activities, grouped by stream label id (in the analysis's stream order).
+pub(crate) struct DeviceInput<'a, 't> {
+    /// Device label.
+    pub device: &'a str,
+    /// Its activities, as the device figures count them.
+    pub acts: &'a [&'t GpuActivity],
+    /// Stream labels in the analysis's order.
+    pub streams: Vec<(u32, &'a str)>,
+}
+
+/// The kernel table of `devices`, with `replays` (the analysis's) grouped into graphs.
+pub(crate) fn kernels(t: &Timeline, devices: &[DeviceInput<'_, '_>], replays: &[Replay]) -> Kernels {
+    let mut by = ByName::new(t.strings.len());
+    let mut out = Kernels::default();
+    // Whole trace.
+    for d in devices {
+        d.acts.iter().for_each(|a| by.add(a));
+    }
+    let (rows, n, total) = by.finish(t);
+    (out.kernels, out.activities, out.gpu_time_us) = (rows, n, us(total));
+    // Per device and per stream, where that says more than the level above.
+    for d in devices {
+        if devices.len() > 1 {
+            d.acts.iter().for_each(|a| by.add(a));
+            let (kernels, activities, total) = by.finish(t);
+            out.devices.push(ScopeKernels {
+                device: d.device.to_string(),
+                stream: None,
+                activities,
+                gpu_time_us: us(total),
+                kernels,
+            });
+        }
+        if d.streams.len() > 1 {
+            for &(id, label) in &d.streams {
+                d.acts.iter().filter(|a| a.stream == id).for_each(|a| by.add(a));
+                let (kernels, activities, total) = by.finish(t);
+                out.streams.push(ScopeKernels {
+                    device: d.device.to_string(),
+                    stream: Some(label.to_string()),
+                    activities,
+                    gpu_time_us: us(total),
+                    kernels,
+                });
+            }
+        }
+    }
+    out.graphs = graphs(t, devices, replays, &mut by);
+    out
+}
+
+/// A name id spread over 64 bits, so that the sum over a replay's names tells multisets apart.
+fn mix(name: u32) -> u64 {
+    let mut x = u64::from(name).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn graphs(
+    t: &Timeline,
+    devices: &[DeviceInput<'_, '_>],
+    replays: &[Replay],
+    by: &mut ByName,
+) -> Vec<GraphKernels> {
+    let replay_of: FastMap<u64, u32> =
+        replays.iter().enumerate().filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32))).collect();
+    if replay_of.is_empty() {
+        return Vec::new();
+    }
+    // Each replay's signature: activity count and the sum of its names' mixes.
+    let mut sig: Vec<(u64, u64)> = vec![(0, 0); replays.len()];
+    for d in devices {
+        for a in d.acts.iter() {
+            if let Some(&r) = a.correlation.and_then(|c| replay_of.get(&c)) {
+                let s = &mut sig[r as usize];
+                s.0 += 1;
+                s.1 = s.1.wrapping_add(mix(a.name));
+            }
+        }
+    }
+    // Graphs by replays, most first; ties: more activities, then the earlier first replay.
+    let mut found: FastMap<(u64, u64), (u64, u64)> = FastMap::default();
+    for (i, s) in sig.iter().enumerate().filter(|(_, s)| s.0 > 0) {
+        let e = found.entry(*s).or_insert((0, i as u64));
+        e.0 += 1;
+    }
+    let mut order: Vec<((u64, u64), (u64, u64))> = found.into_iter().collect();
+    order.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.0 .0.cmp(&a.0 .0)).then(a.1 .1.cmp(&b.1 .1)));
+    let graph_of: FastMap<(u64, u64), u32> =
+        order.iter().enumerate().map(|(g, (s, _))| (*s, g as u32)).collect();
+    let replay_graph: Vec<u32> = sig.iter().map(|s| graph_of.get(s).copied().unwrap_or(u32::MAX)).collect();
+    // Each graph's activities, in one pass; then each graph's rows.
+    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); order.len()];
+    for d in devices {
+        for a in d.acts.iter() {
+            if let Some(&r) = a.correlation.and_then(|c| replay_of.get(&c)) {
+                if let Some(m) = members.get_mut(replay_graph[r as usize] as usize) {
+                    m.push(a);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for (g, (((kernels_per_replay, _), (count, first)), acts)) in order.into_iter().zip(members).enumerate() {
+        acts.iter().for_each(|a| by.add(a));
+        drop(acts);
+        let (kernels, _, total) = by.finish(t);
+        out.push(GraphKernels {
+            graph: g as u64,
+            replays: count,
+            first_replay: replays[first as usize].index,
+            kernels_per_replay,
+            gpu_time_per_replay_us: total as f64 / count as f64 / 1000.0,
+            kernels,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_between_ranks() {
+        // 10..=50 step 10: p50 = 30; p99 at rank 3.96: 40 + 0.96 × 10 = 49.6.
+        let mut v = vec![50, 10, 40, 20, 30];
+        assert_eq!(percentile_ns(&mut v, 50.0), 30.0);
+        assert!((percentile_ns(&mut v, 99.0) - 49.6).abs() < 1e-9);
+        assert_eq!(percentile_ns(&mut [7], 99.0), 7.0);
+        assert_eq!(percentile_ns(&mut [], 50.0), 0.0);
+        // Even count: the median halfway between the middle two.
+        assert_eq!(percentile_ns(&mut [4, 1, 3, 2], 50.0), 2.5);
+    }
+
+    #[test]
+    fn a_signature_is_the_multiset_of_names() {
+        let a = mix(1).wrapping_add(mix(2)).wrapping_add(mix(2));
+        let b = mix(2).wrapping_add(mix(1)).wrapping_add(mix(2));
+        let c = mix(1).wrapping_add(mix(1)).wrapping_add(mix(2));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}
