@@ -128,6 +128,10 @@ pub struct ReportArgs {
     /// one file per rank, .rankN before the extension ({rank} in PATH is replaced instead).
     #[arg(long, value_name = "PATH")]
     pub annotate_trace: Option<PathBuf>,
+    /// Write the tables as CSV files with a header row into DIR (created if missing):
+    /// kernels.csv, replays.csv, gaps.csv, and ranks.csv with several ranks.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,7 @@
 //! Standard output and report files, the same for every command.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use launchguard_report::annotate::AnnotatedTrace;
 use launchguard_report::html::Html;
@@ -17,10 +17,11 @@ pub fn emit(
     format: Format,
     reports: &ReportArgs,
     trace: Option<&Path>,
+    rank_input: &RankInput<'_>,
 ) -> anyhow::Result<()> {
     // Render the files first: a report that cannot be written is an error (exit 2) before
     // anything is printed as if all went well.
-    write_reports(view, reports, trace)?;
+    write_reports(view, reports, trace.as_slice(), rank_input)?;
     let bytes = match format {
         Format::Text => Terminal.render(view)?,
         Format::Json => Json.render(view)?,
@@ -54,50 +55,109 @@ pub fn wrote(path: &Path) {
     eprintln!("launchguard: wrote {}", path.display());
 }
 
+/// Writes every report file asked for. `inputs` are the traces read (none for a command without
+/// one): no report may overwrite one. With several ranks whose traces the view holds,
+/// `--annotate-trace` writes one copy per rank (`.rankN` before the extension, or `{rank}` in the
+/// path replaced); the other formats show every rank in one file.
 pub(crate) fn write_reports(
     view: &View<'_>,
     reports: &ReportArgs,
-    trace: Option<&Path>,
+    inputs: &[&Path],
+    rank_input: &RankInput<'_>,
 ) -> anyhow::Result<()> {
-    let annotate = match (&reports.annotate_trace, trace) {
-        (Some(path), Some(input)) => Some((
-            path,
-            AnnotatedTrace { input, gzip: path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) },
-        )),
-        (Some(_), None) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
-        (None, _) => None,
-    };
-    let mut jobs: Vec<(&Path, &dyn Export, &str)> = Vec::new();
+    let ranks = view.ranks.filter(|r| !r.traces.is_empty());
+    // (output, flag, what): the annotated copies per rank need their rank's own view.
+    let mut jobs: Vec<(PathBuf, &str, Job)> = Vec::new();
     if let Some(p) = &reports.junit {
-        jobs.push((p, &Junit, "--junit"));
+        jobs.push((p.clone(), "--junit", Job::Whole(&Junit)));
     }
     if let Some(p) = &reports.markdown {
-        jobs.push((p, &Markdown, "--markdown"));
+        jobs.push((p.clone(), "--markdown", Job::Whole(&Markdown)));
     }
     if let Some(p) = &reports.html {
-        jobs.push((p, &Html, "--html"));
+        jobs.push((p.clone(), "--html", Job::Whole(&Html)));
     }
-    if let Some((p, a)) = &annotate {
-        jobs.push((p, a, "--annotate-trace"));
+    if let Some(path) = &reports.annotate_trace {
+        match (ranks, inputs.first()) {
+            (Some(r), _) => {
+                let n = r.analysis.ranks.len() as u32;
+                for k in &r.analysis.ranks {
+                    let trace = r.trace_of(k.rank).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "--annotate-trace: the trace of rank {} is not at hand to copy",
+                            k.rank
+                        )
+                    })?;
+                    let input = rank_input(k.rank, trace)?;
+                    let out = launchguard_check::kept_path(path, k.rank as u32, n);
+                    jobs.push((out, "--annotate-trace", Job::Rank(k.rank, trace, input)));
+                }
+            }
+            (None, Some(input)) => jobs.push((path.clone(), "--annotate-trace", Job::Annotate(input))),
+            (None, None) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
+        }
     }
-    for (i, (path, _, flag)) in jobs.iter().enumerate() {
-        if let Some(input) = trace {
-            // The input is never modified, not even by a report written over it.
-            anyhow::ensure!(
-                !same_file(path, input),
-                "{flag} {} is the input trace; refusing to overwrite it",
-                path.display()
+    for (i, (path, flag, _)) in jobs.iter().enumerate() {
+        // The inputs are never modified, not even by a report written over them.
+        if let Some(input) = inputs.iter().find(|input| same_file(path, input)) {
+            anyhow::bail!(
+                "{flag} {} is the input trace {}; refusing to overwrite it",
+                path.display(),
+                input.display()
             );
         }
-        if let Some((_, _, other)) = jobs[..i].iter().find(|(p, _, _)| same_file(p, path)) {
+        if let Some((_, other, _)) = jobs[..i].iter().find(|(p, _, _)| same_file(p, path)) {
             anyhow::bail!("{other} and {flag} both write {}", path.display());
         }
     }
-    for (path, export, _) in jobs {
-        write_atomic_with(path, |w| export.write_to(view, w))?;
+    for (path, _, job) in &jobs {
+        let gzip = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+        match job {
+            Job::Whole(export) => write_atomic_with(path, |w| export.write_to(view, w))?,
+            Job::Annotate(input) => {
+                write_atomic_with(path, |w| AnnotatedTrace { input, gzip }.write_to(view, w))?
+            }
+            Job::Rank(rank, trace, input) => {
+                let r = ranks.expect("rank jobs come with ranks");
+                let k = r.analysis.ranks.iter().find(|k| k.rank == *rank).expect("a rank of the view");
+                let one = View::of_analysis(
+                    &k.analysis.figures,
+                    &trace.timeline,
+                    &k.analysis.checks,
+                    k.analysis.verdict,
+                    view.document,
+                );
+                let input = input.as_path();
+                write_atomic_with(path, |w| AnnotatedTrace { input, gzip }.write_to(&one, w))?
+            }
+        }
         wrote(path);
     }
+    if let Some(dir) = &reports.csv {
+        for path in launchguard_report::csv_tables::write_dir(view, dir)? {
+            wrote(&path);
+        }
+    }
     Ok(())
+}
+
+/// What one report file is.
+enum Job<'a> {
+    /// A rendering of the whole view.
+    Whole(&'a dyn Export),
+    /// The annotated copy of the one trace.
+    Annotate(&'a Path),
+    /// The annotated copy of one rank's trace, read from the file given.
+    Rank(u64, &'a launchguard_trace::Trace, PathBuf),
+}
+
+/// The file to copy for rank N's annotated trace: the file it was read from (`analyze`), or
+/// the copy `check` kept; an error saying why when there is none.
+pub type RankInput<'a> = dyn Fn(u64, &launchguard_trace::Trace) -> anyhow::Result<PathBuf> + 'a;
+
+/// The file each rank's trace was read from.
+pub fn read_from(_: u64, trace: &launchguard_trace::Trace) -> anyhow::Result<PathBuf> {
+    Ok(trace.source.path.clone())
 }
 
 /// Whether two paths name the same file (a link to it included), or would: equal paths of files

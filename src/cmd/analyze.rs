@@ -60,7 +60,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         )
     }
     .with_reason(judged.reason.as_deref());
-    outputs::emit(&view, args.format, &args.reports, Some(&paths[0]))?;
+    outputs::emit(&view, args.format, &args.reports, Some(&paths[0]), &outputs::read_from)?;
     Ok(judged.verdict.exit_code() as u8)
 }
 
@@ -119,8 +119,8 @@ fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
     Ok(trace)
 }
 
-/// Several traces: the ranks of one run. Report files (`--junit`, `--html`, …) show the worst
-/// rank, with the checks across ranks; `--annotate-trace` annotates the worst rank's trace.
+/// Several traces: the ranks of one run. Report files (`--junit`, `--html`, …) show every rank,
+/// with the checks across ranks; `--annotate-trace` writes an annotated copy per rank.
 fn several(
     args: &AnalyzeArgs,
     paths: &[PathBuf],
@@ -148,6 +148,7 @@ fn several(
         .find(|(r, _)| r.rank == result.across.worst_rank)
         .map(|(r, t)| (r, t.trace))
         .context("the worst rank is not among the ranks")?;
+    let every: Vec<&Trace> = traces.iter().collect();
     let view = launchguard_report::View::of_analysis(
         &worst.analysis.figures,
         &worst_trace.timeline,
@@ -156,26 +157,11 @@ fn several(
         &document,
     )
     .with_reason(result.reason.as_deref())
-    .with_ranks(&result, worst.rank);
+    .with_ranks(&result, worst.rank)
+    .with_rank_traces(&every);
     // No report may overwrite any of the inputs, not only the worst rank's.
-    let r = &args.reports;
-    for (flag, out) in [
-        ("--junit", &r.junit),
-        ("--markdown", &r.markdown),
-        ("--html", &r.html),
-        ("--annotate-trace", &r.annotate_trace),
-    ] {
-        if let Some(out) = out {
-            if let Some(input) = paths.iter().find(|p| outputs::same_file(out, p)) {
-                anyhow::bail!(
-                    "{flag} {} is the input trace {}; refusing to overwrite it",
-                    out.display(),
-                    input.display()
-                );
-            }
-        }
-    }
-    outputs::write_reports(&view, &args.reports, Some(&worst_trace.source.path))?;
+    let inputs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    outputs::write_reports(&view, &args.reports, &inputs, &outputs::read_from)?;
     let bytes = match args.format {
         Format::Text => launchguard_report::ranks_terminal::render(&result).into_bytes(),
         Format::Json => document.to_file_bytes(),

@@ -125,8 +125,12 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         document: &document,
         ranks: None,
     };
+    // Every rank's trace, for the timelines of each rank.
+    let every: Vec<&launchguard_trace::Trace> = run.traces.iter().collect();
     let view = match (&report.across, report.ranks.first()) {
-        (Some(across), Some(first)) => view.with_ranks(across, u64::from(first.rank)),
+        (Some(across), Some(first)) => {
+            view.with_ranks(across, u64::from(first.rank)).with_rank_traces(&every)
+        }
         _ => view,
     };
     let bytes = document.to_file_bytes();
@@ -140,5 +144,14 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         outputs::print(format!("{text}\n").as_bytes(), Format::Text)?;
     }
     let trace = args.keep_trace.as_deref();
-    outputs::emit(&view, args.format, &args.reports, trace)
+    // The traces check measured lie in a temporary folder: an annotated copy per rank copies the
+    // kept ones.
+    let tp = report.ranks.len() as u32;
+    let kept = |rank: u64, _: &launchguard_trace::Trace| match trace {
+        Some(keep) => Ok(launchguard_check::kept_path(keep, rank as u32, tp)),
+        None => anyhow::bail!(
+            "--annotate-trace with several ranks copies the traces check kept: add --keep-trace PATH"
+        ),
+    };
+    outputs::emit(&view, args.format, &args.reports, trace.filter(|_| tp <= 1), &kept)
 }

@@ -12,3 +12,4 @@ mod oracle;
 mod parsers;
 mod ranks;
 mod reports;
+mod usage;

@@ -609,7 +609,9 @@ pub fn kernel_table(doc: &Value) -> KernelTable {
             per_replay.entry(c).or_default().push((a.2.clone(), a.3));
         }
     }
-    let mut graphs: BTreeMap<Vec<String>, (u64, Vec<(String, f64)>)> = BTreeMap::new();
+    // Keyed by the sorted names: (replays, every activity's name and duration).
+    type Graphs = BTreeMap<Vec<String>, (u64, Vec<(String, f64)>)>;
+    let mut graphs: Graphs = BTreeMap::new();
     for items in per_replay.into_values() {
         let mut names: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
         names.sort();

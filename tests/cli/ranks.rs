@@ -519,31 +519,37 @@ fn markdown_row(md: &str, first: &str) -> std::collections::HashMap<String, Stri
     header.into_iter().zip(cells).collect()
 }
 
-/// Each row of the HTML ranks table (`<section id="ranks">`), keyed by the header's names.
+/// Each row of the HTML ranks tables (`<section id="ranks">`: the figures the verdicts are judged
+/// on, then the rank's own window), keyed by the headers' names, the tables of a rank joined.
 fn html_rows(html: &str) -> Vec<std::collections::HashMap<String, String>> {
     let start = html.find("<section id=\"ranks\">").expect("a ranks section");
     let end = start + html[start..].find("</section>").unwrap() + "</section>".len();
     let doc = roxmltree::Document::parse(&html[start..end]).expect("the section is well-formed");
-    let table = doc.descendants().find(|n| n.has_tag_name("table")).unwrap();
     let text = |n: roxmltree::Node| {
         n.descendants().filter(|d| d.is_text()).filter_map(|d| d.text()).collect::<String>()
     };
-    let header: Vec<String> = table
-        .descendants()
-        .filter(|n| n.has_tag_name("thead"))
-        .flat_map(|h| h.descendants())
-        .filter(|n| n.has_tag_name("th"))
-        .map(text)
-        .collect();
-    let body = table.children().find(|n| n.has_tag_name("tbody")).unwrap();
-    body.children()
-        .filter(|n| n.has_tag_name("tr"))
-        .map(|tr| {
+    let mut rows: Vec<std::collections::HashMap<String, String>> = Vec::new();
+    for table in
+        doc.descendants().filter(|n| n.has_tag_name("table") && n.children().any(|c| c.has_tag_name("thead")))
+    {
+        let header: Vec<String> = table
+            .descendants()
+            .filter(|n| n.has_tag_name("thead"))
+            .flat_map(|h| h.descendants())
+            .filter(|n| n.has_tag_name("th"))
+            .map(text)
+            .collect();
+        let body = table.children().find(|n| n.has_tag_name("tbody")).unwrap();
+        for (i, tr) in body.children().filter(|n| n.has_tag_name("tr")).enumerate() {
             let cells: Vec<String> = tr.children().filter(|n| n.has_tag_name("td")).map(text).collect();
             assert_eq!(cells.len(), header.len());
-            header.iter().cloned().zip(cells).collect()
-        })
-        .collect()
+            if rows.len() <= i {
+                rows.push(Default::default());
+            }
+            rows[i].extend(header.iter().cloned().zip(cells));
+        }
+    }
+    rows
 }
 
 /// An occupancy as the reports write it: a percentage with one decimal.
@@ -603,21 +609,26 @@ fn markdown_and_html_show_every_rank_as_the_json_says() {
     let straggler_text = format!("rank {straggler} (last to start on the GPU in {last} of {replays} replays");
     assert!(md.contains(&format!("\n- **straggler**: {straggler_text}")), "{md}");
     assert!(html.contains(&format!("<th>straggler</th><td>{straggler_text}")));
+    // Every rank has its own detail, with its own trace; the worst rank is named.
     let worst = doc["across"]["worst_rank"].as_u64().unwrap();
-    let detail = format!("The detail below is rank {worst} (the worst rank)");
-    let worst_file = Path::new(ranks[worst as usize]["analysis"]["source"]["path"].as_str().unwrap())
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    assert!(
-        md.contains(&format!("#### Detail: rank {worst}\n\n{detail}: its trace alone, over its own window.\n\nTrace `{worst_file}`")),
-        "{md}"
-    );
-    assert!(html.contains(&format!("<h2>Detail: rank {worst}</h2><p class=\"note\">{detail}")));
-    // The ranks come first, the detail after the checks.
     let at = |needle: &str| md.find(needle).unwrap_or_else(|| panic!("{needle} in {md}"));
-    assert!(at("#### Ranks") < at("| | check |") && at("| | check |") < at("#### Detail"));
+    for r in ranks {
+        let rank = r["rank"].as_u64().unwrap();
+        let file = Path::new(r["analysis"]["source"]["path"].as_str().unwrap())
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let which = if rank == worst { " (the worst rank)" } else { "" };
+        let heading = format!("#### Rank {rank}{which}: ");
+        assert!(md[at(&heading)..].contains(&format!("Trace `{file}`")), "{md}");
+        // The ranks come first, each rank's detail after the checks.
+        assert!(at("#### Ranks") < at("| | check |") && at("| | check |") < at(&heading));
+        assert!(
+            html.contains(&format!("<section class=\"rank\" id=\"rank-{rank}\"><h2>Rank {rank}{which}</h2>")),
+            "rank {rank}"
+        );
+    }
 }
 
 #[test]
@@ -636,8 +647,8 @@ fn one_trace_has_no_ranks_section() {
         .unwrap();
     assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
     let md = std::fs::read_to_string(&md_path).unwrap();
-    assert!(!md.contains("#### Ranks") && !md.contains("#### Detail") && !md.contains("| rank "), "{md}");
+    assert!(!md.contains("#### Ranks") && !md.contains("#### Rank ") && !md.contains("| rank "), "{md}");
     assert!(md.contains("Trace `tp2_rank1.json.gz`"), "{md}");
     let html = std::fs::read_to_string(&html_path).unwrap();
-    assert!(!html.contains("id=\"ranks\"") && !html.contains("Detail: rank"));
+    assert!(!html.contains("id=\"ranks\"") && !html.contains("id=\"rank-"));
 }

@@ -204,6 +204,68 @@ fn assert_renders(html: &Path) {
     assert_eq!(ok, svgs.to_string(), "the script ran and found every SVG drawn");
 }
 
+/// What scripts/html-check.js found in a page at one width.
+fn check_in_chromium(browser: &Path, html: &Path, width: u32) -> Value {
+    let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let page = std::fs::read_to_string(html).unwrap();
+    let check = std::fs::read_to_string(repo_root().join("scripts/html-check.js")).unwrap();
+    let at = page.rfind("</body>").expect("a body");
+    let checked = dir.path().join("checked.html");
+    std::fs::write(&checked, format!("{}<script>{check}</script>{}", &page[..at], &page[at..])).unwrap();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+        ])
+        .arg(format!("--window-size={width},2600"))
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", checked.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let attr = dom.split("data-check=\"").nth(1).and_then(|s| s.split('"').next()).expect("the check ran");
+    let json = attr.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    serde_json::from_str(&json).expect("the check's JSON")
+}
+
+/// At 1400 and 800 px: nothing wider than the page, no SVG label clipped, overlapping or under
+/// 9 px, and the first timeline zooms on a wheel step, pans on a key and resets.
+fn assert_laid_out(html: &Path) {
+    let Some(browser) = chromium() else { return };
+    for width in [1400, 800] {
+        let c = check_in_chromium(&browser, html, width);
+        for key in ["overflow", "clipped", "overlaps", "small"] {
+            assert_eq!(c[key], serde_json::json!([]), "{width} px, {key}: {}", c[key]);
+        }
+        let range = |k: &str| -> (i64, i64) {
+            (c["zoom"][k][0].as_i64().unwrap(), c["zoom"][k][1].as_i64().unwrap())
+        };
+        let (before, wheel, pan, reset) = (range("before"), range("wheel"), range("pan"), range("reset"));
+        assert!(
+            wheel.1 - wheel.0 < before.1 - before.0,
+            "{width} px: the wheel zooms in: {before:?} → {wheel:?}"
+        );
+        assert!(wheel.0 >= before.0 && wheel.1 <= before.1, "{width} px: inside what was shown");
+        assert!(
+            pan.0 > wheel.0 && pan.1 - pan.0 == wheel.1 - wheel.0 || pan.1 == before.1,
+            "{width} px: → pans right: {wheel:?} → {pan:?}"
+        );
+        assert_eq!(reset, before, "{width} px: 0 resets");
+    }
+}
+
 /// Kernel (`cat` kernel/gpu_memcpy/gpu_memset) and `cudaGraphLaunch` counts of a trace, read naively.
 fn count_events(doc: &Value) -> (usize, usize) {
     let events = oracle::events(doc);
@@ -269,8 +331,9 @@ fn delay270_clean_writes_every_report() {
     assert_self_contained(&html);
     assert!(html.contains("class=\"timeline\""), "the GPU timeline");
     assert!(html.contains("class=\"gap\""), "the long gaps are marked");
-    assert!(html.contains("class=\"replay r0\""), "the replays are marked");
+    assert!(html.contains("<rect class=\"replay\""), "the replays are marked");
     assert_renders(&r.path("report.html"));
+    assert_laid_out(&r.path("report.html"));
     assert_annotated(&trace, &r.path("annotated.json.gz"), 100.0);
     assert_eq!(std::fs::read(&trace).unwrap(), before, "the input is never modified");
 }
@@ -285,6 +348,7 @@ fn healthy_clean_writes_every_report() {
     assert_markdown(&r.path("summary.md"), &doc);
     assert_self_contained(&std::fs::read_to_string(r.path("report.html")).unwrap());
     assert_renders(&r.path("report.html"));
+    assert_laid_out(&r.path("report.html"));
     assert_annotated(&trace, &r.path("annotated.json.gz"), 100.0);
 }
 
@@ -301,10 +365,24 @@ fn two_ranks_write_every_report() {
     let html = std::fs::read_to_string(r.path("report.html")).unwrap();
     assert_self_contained(&html);
     assert!(html.contains("<section id=\"ranks\">") && html.contains("class=\"timeline\""));
+    // Every rank's own section, and the ranks one above the other on one clock.
+    for rank in doc["ranks"].as_array().unwrap() {
+        assert!(
+            html.contains(&format!("<section class=\"rank\" id=\"rank-{}\">", rank["rank"])),
+            "rank {}",
+            rank["rank"]
+        );
+    }
+    assert!(html.contains("<section id=\"ranks-timeline\">") && html.contains("class=\"wait\""));
     assert_renders(&r.path("report.html"));
-    let worst = doc["across"]["worst_rank"].as_u64().unwrap() as usize;
-    let input = PathBuf::from(doc["ranks"][worst]["analysis"]["source"]["path"].as_str().unwrap());
-    assert_annotated(&input, &r.path("annotated.json"), 100.0);
+    assert_laid_out(&r.path("report.html"));
+    // One annotated copy per rank, .rankN before the extension, each with its own rank's gaps.
+    assert!(!r.path("annotated.json").exists());
+    for rank in doc["ranks"].as_array().unwrap() {
+        let input = PathBuf::from(rank["analysis"]["source"]["path"].as_str().unwrap());
+        let copy = r.path(&format!("annotated.rank{}.json", rank["rank"]));
+        assert_annotated(&input, &copy, 100.0);
+    }
 }
 
 #[test]
@@ -323,6 +401,7 @@ fn a_large_public_trace_is_aggregated_per_pixel() {
     assert!((100..=1060).contains(&strokes), "{strokes} strokes");
     assert!(html.len() < 2_000_000, "the page stays small: {} bytes", html.len());
     assert_renders(&r.path("report.html"));
+    assert_laid_out(&r.path("report.html"));
     assert_annotated(&trace, &r.path("annotated.json"), 100.0);
 }
 
@@ -431,4 +510,24 @@ fn an_unwritable_report_is_one_line_and_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("/nonexistent-dir/summary.md"), "{err}");
+}
+
+#[test]
+fn the_layout_check_catches_overflow_clipping_and_overlaps() {
+    let Some(browser) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        r#"<!doctype html><body style="margin:0"><div id="wide" style="width:1200px">x</div>
+        <svg viewBox="0 0 200 50" style="width:200px"><text x="10" y="20">one label</text><text x="14" y="22">two</text>
+        <text x="190" y="40">cut off at the edge</text><text x="10" y="45" style="font-size:5px">tiny</text></svg></body>"#,
+    )
+    .unwrap();
+    let c = check_in_chromium(&browser, &bad, 800);
+    assert!(c["overflow"].to_string().contains("div#wide"), "{c}");
+    assert!(c["overlaps"].to_string().contains("one label"), "{c}");
+    assert!(c["clipped"].to_string().contains("cut off at the edge"), "{c}");
+    assert!(c["small"].to_string().contains("tiny"), "{c}");
+    assert!(c["zoom"].is_null(), "no timeline, no zoom");
 }

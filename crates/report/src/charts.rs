@@ -40,6 +40,19 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (first..=last).map(|k| round(k as f64 * step)).collect()
 }
 
+/// Round ticks from 0 whose last one is at or above `top`, so that no point is drawn above the
+/// highest label.
+pub fn ticks_covering(top: f64, n: usize) -> Vec<f64> {
+    let mut t = ticks(0.0, top, n);
+    if let (Some(&last), true) = (t.last(), t.len() >= 2) {
+        if last < top {
+            let step = t[1] - t[0];
+            t.push(((last + step) / step).round() * step);
+        }
+    }
+    t
+}
+
 /// A short label for a µs value on an axis.
 pub fn axis_us(us: f64) -> String {
     if us.abs() >= 1000.0 {
@@ -88,52 +101,91 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
     let bw = pw / n;
     let max = bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
     let scale = |v: f64| if log_y { (1.0 + v).ln() / (1.0 + max).ln() } else { v / max };
-    // Position of a value in bin space: the bin it falls in, linearly inside it.
-    let pos = |v: f64| -> f64 {
+    // Position of a value in bin space: the bin it falls in, linearly inside it; `None` in the
+    // open last bin, where a value has no place on the axis.
+    let pos = |v: f64| -> Option<f64> {
         for (i, b) in bins.iter().enumerate() {
             match b.hi {
-                Some(hi) if v < hi => return i as f64 + ((v - b.lo) / (hi - b.lo)).clamp(0.0, 1.0),
-                None => return i as f64 + 0.5,
+                Some(hi) if v < hi => return Some(i as f64 + ((v - b.lo) / (hi - b.lo)).clamp(0.0, 1.0)),
+                None => return None,
                 _ => {}
             }
         }
-        n
+        Some(n)
     };
-    // Edge labels at least 48 units apart: every k-th edge, the closing one when it falls on k.
-    let labelled: Vec<usize> = (0..=bins.len()).step_by((48.0 / bw).ceil().max(1.0) as usize).collect();
+    let open = bins.last().filter(|b| b.hi.is_none());
+    // Edge labels at least 48 units apart: every k-th edge, the closing one when it falls on k;
+    // the open bin says "≥" under itself instead.
+    let closed = bins.len() - usize::from(open.is_some());
+    let labelled: Vec<usize> = (0..=closed).step_by((48.0 / bw).ceil().max(1.0) as usize).collect();
+    // The markers' labels as a legend above the plot, never over a bar or a count; a marker in
+    // the open bin is named there, not drawn at a place that would say a wrong value.
+    let legend: Vec<(String, &str, bool)> = markers
+        .iter()
+        .map(|m| match pos(m.at) {
+            Some(_) => (m.label.to_string(), m.class, true),
+            None => (format!("{} (in the last bin)", m.label), m.class, false),
+        })
+        .collect();
+    let legend_x: Vec<f64> = legend
+        .iter()
+        .scan(ML, |x, (label, _, _)| {
+            let at = *x;
+            *x += 24.0 + 6.2 * label.chars().count() as f64;
+            Some(at)
+        })
+        .collect();
+    // Two lines when one does not hold them.
+    let per_line = legend_x.iter().position(|&x| x > ML + pw - 60.0).unwrap_or(legend.len()).max(1);
     html! {
-        svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
+        svg.chart viewBox=(format!("0 0 {CHART_W} {}", c(CHART_H + HIST_LEGEND))) role="img" aria-label=(title) {
             text.ctitle x=(c(ML)) y="14" { (title) }
-            text.axis x="12" y=(c(MT + ph / 2.0)) transform=(format!("rotate(-90 12 {})", c(MT + ph / 2.0))) text-anchor="middle" { (y_label) }
-            line.axisline x1=(c(ML)) y1=(c(MT + ph)) x2=(c(ML + pw)) y2=(c(MT + ph)) {}
-            @for (i, b) in bins.iter().enumerate() {
-                @let h = if b.count > 0 { (scale(b.count as f64) * ph).max(1.0) } else { 0.0 };
-                @let x = ML + i as f64 * bw;
-                @if b.count > 0 {
-                    rect.bar.hot[b.hot] x=(c(x + 1.0)) y=(c(MT + ph - h)) width=(c((bw - 2.0).max(0.5))) height=(c(h)) {
-                        title { (bin_label(b)) ": " (b.count) }
-                    }
-                    @if bw >= 14.0 {
-                        text.count x=(c(x + bw / 2.0)) y=(c(MT + ph - h - 3.0)) text-anchor="middle" { (b.count) }
-                    }
-                }
-                @if labelled.contains(&i) {
-                    text.axis x=(c(x)) y=(c(MT + ph + 14.0)) text-anchor="middle" { (axis_us(b.lo)) }
-                }
+            @for (k, (label, class, _)) in legend.iter().enumerate() {
+                @let row = (k / per_line) as f64;
+                @let x = legend_x[k] - legend_x[k - k % per_line] + ML;
+                line class=(format!("marker {class}")) x1=(c(x)) y1=(c(26.0 + 12.0 * row)) x2=(c(x + 12.0)) y2=(c(26.0 + 12.0 * row)) {}
+                text class=(format!("mlabel {class}")) x=(c(x + 15.0)) y=(c(29.5 + 12.0 * row)) { (label) }
             }
-            @if let Some(last) = bins.last().filter(|_| labelled.contains(&bins.len())) {
-                @if let Some(hi) = last.hi {
-                    text.axis x=(c(ML + pw)) y=(c(MT + ph + 14.0)) text-anchor="middle" { (axis_us(hi)) }
+            g transform=(format!("translate(0 {HIST_LEGEND})")) {
+                text.axis x="12" y=(c(MT + ph / 2.0)) transform=(format!("rotate(-90 12 {})", c(MT + ph / 2.0))) text-anchor="middle" { (y_label) }
+                line.axisline x1=(c(ML)) y1=(c(MT + ph)) x2=(c(ML + pw)) y2=(c(MT + ph)) {}
+                @for (i, b) in bins.iter().enumerate() {
+                    @let h = if b.count > 0 { (scale(b.count as f64) * ph).max(1.0) } else { 0.0 };
+                    @let x = ML + i as f64 * bw;
+                    @if b.count > 0 {
+                        rect.bar.hot[b.hot].open[b.hi.is_none()] x=(c(x + 1.0)) y=(c(MT + ph - h)) width=(c((bw - 2.0).max(0.5))) height=(c(h)) {
+                            title { (bin_label(b)) ": " (b.count) }
+                        }
+                        @if bw >= 14.0 {
+                            text.count x=(c(x + bw / 2.0)) y=(c(MT + ph - h - 3.0)) text-anchor="middle" { (b.count) }
+                        }
+                    }
+                    @if b.hi.is_none() {
+                        text.axis x=(c(ML + pw)) y=(c(MT + ph + 26.0)) text-anchor="end" { "last bin: ≥ " (axis_us(b.lo)) }
+                    }
+                    @if labelled.contains(&i) {
+                        // The edge at the plot's right end ends there, not half past it.
+                        text.axis x=(c(x)) y=(c(MT + ph + 14.0)) text-anchor=(if i == bins.len() - 1 && b.hi.is_none() && bw < 40.0 { "end" } else { "middle" }) { (axis_us(b.lo)) }
+                    }
                 }
-            }
-            @for (k, m) in markers.iter().enumerate() {
-                @let x = ML + pos(m.at) * bw;
-                line class=(format!("marker {}", m.class)) x1=(c(x)) y1=(c(MT)) x2=(c(x)) y2=(c(MT + ph)) {}
-                text class=(format!("mlabel {}", m.class)) x=(c(x + 3.0)) y=(c(MT + 10.0 + 11.0 * k as f64)) { (m.label) }
+                @if let Some(last) = bins.last().filter(|_| open.is_none() && labelled.contains(&closed)) {
+                    @if let Some(hi) = last.hi {
+                        text.axis x=(c(ML + pw)) y=(c(MT + ph + 14.0)) text-anchor="end" { (axis_us(hi)) }
+                    }
+                }
+                @for m in markers {
+                    @if let Some(p) = pos(m.at) {
+                        @let x = ML + p * bw;
+                        line class=(format!("marker {}", m.class)) x1=(c(x)) y1=(c(MT)) x2=(c(x)) y2=(c(MT + ph)) { title { (m.label) } }
+                    }
+                }
             }
         }
     }
 }
+
+/// Height of the legend row of a histogram's markers.
+const HIST_LEGEND: f64 = 18.0;
 
 fn bin_label(b: &Bin) -> String {
     match b.hi {
@@ -200,8 +252,8 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
     let ys = sorted(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
     let y1 = robust_top(&ys);
     let above: Vec<f64> = ys.iter().copied().filter(|y| *y > y1).collect();
-    let yt = ticks(0.0, if y1 > 0.0 { y1 } else { 1.0 }, 4);
-    let ymax = yt.last().copied().filter(|&t| t >= y1).unwrap_or(y1.max(1.0));
+    let yt = ticks_covering(if y1 > 0.0 { y1 } else { 1.0 }, 4);
+    let ymax = yt.last().copied().unwrap_or(1.0);
     let px = |x: f64| ML + (x - x0) / (x1 - x0) * pw;
     let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
     let columns = pw as usize;
@@ -301,8 +353,8 @@ pub fn box_plots(title: &str, groups: &[(&str, &str, &[f64])]) -> Markup {
         })
         .collect();
     let top = sorted.iter().filter_map(|v| percentile(v, 99.0)).fold(0.0f64, f64::max);
-    let yt = ticks(0.0, if top > 0.0 { top } else { 1.0 }, 4);
-    let ymax = yt.last().copied().filter(|&t| t >= top).unwrap_or(top.max(1.0));
+    let yt = ticks_covering(if top > 0.0 { top } else { 1.0 }, 4);
+    let ymax = yt.last().copied().unwrap_or(1.0);
     let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
     let gw = pw / groups.len().max(1) as f64;
     html! {
@@ -346,6 +398,14 @@ mod tests {
         // Not 0.6000000000000001.
         assert_eq!(ticks(0.0, 1.0, 6), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
         assert_eq!(ticks(3.0, 4.2, 3), vec![3.0, 3.5, 4.0]);
+    }
+
+    #[test]
+    fn the_axis_reaches_past_the_highest_point() {
+        // GPU spans of ~257 µs: the axis must not end at 200.
+        assert_eq!(ticks_covering(257.0, 4), vec![0.0, 100.0, 200.0, 300.0]);
+        assert_eq!(ticks_covering(200.0, 4), vec![0.0, 50.0, 100.0, 150.0, 200.0]);
+        assert_eq!(*ticks_covering(0.7, 4).last().unwrap(), 0.8);
     }
 
     #[test]

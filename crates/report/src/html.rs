@@ -4,17 +4,18 @@
 //! cost per phase side by side. With several ranks, a table of the ranks and the figures that
 //! compare them come first, and the trace sections below say which rank they show.
 
-use launchguard_analysis::intervals::{mean, percentile};
+use launchguard_analysis::intervals::{self, Span};
+use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
-use launchguard_judge::RanksReport;
-use launchguard_judge::Status;
+use launchguard_analysis::ranks::{RankId, RankSource, RankTrace};
+use launchguard_analysis::spans::{Findings, RanksSpans};
+use launchguard_judge::{Check, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
 use crate::terminal::{human_bytes, human_us};
-use crate::timeline_svg::timeline;
-use crate::{value_text, Export, View};
-use launchguard_analysis::spans::Findings;
+use crate::timeline_svg::{self as tl, Preset, Row};
+use crate::{value_text, Export, RanksView, View};
 
 /// The HTML report.
 pub struct Html;
@@ -25,14 +26,38 @@ impl Export for Html {
             (Some(t), Some(a)) => Some(Findings::new(t, a)?),
             _ => None,
         };
-        Ok(page(view, findings.as_ref()).into_string().into_bytes())
+        // Every rank's trace, when the view has them: each rank gets its own detail.
+        let mut details = Vec::new();
+        if let Some(r) = &view.ranks {
+            for k in &r.analysis.ranks {
+                if let Some(t) = r.timeline_of(k.rank) {
+                    details.push(RankDetail {
+                        rank: k.rank,
+                        analysis: &k.analysis.figures,
+                        checks: &k.analysis.checks,
+                        timeline: t,
+                        findings: Findings::new(t, &k.analysis.figures)?,
+                    });
+                }
+            }
+        }
+        Ok(page(view, findings.as_ref(), &details).into_string().into_bytes())
     }
+}
+
+/// One rank's trace, ready to draw.
+struct RankDetail<'a> {
+    rank: u64,
+    analysis: &'a Analysis,
+    checks: &'a [Check],
+    timeline: &'a launchguard_trace::Timeline,
+    findings: Findings,
 }
 
 const CSS: &str = include_str!("html.css");
 const SCRIPT: &str = include_str!("html.js");
 
-fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
+fn page(view: &View<'_>, f: Option<&Findings>, details: &[RankDetail<'_>]) -> Markup {
     let verdict = view.verdict.as_str();
     let title = match (&view.ranks, view.analysis) {
         (Some(r), _) => format!(
@@ -72,26 +97,37 @@ fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
                 }
                 @if let Some(r) = &view.ranks {
                     (ranks(r.analysis))
+                    (ranks_timeline(r))
                     (checks(view))
-                    @if let Some(a) = view.analysis {
+                    @if !details.is_empty() {
+                        @for d in details {
+                            section.rank id=(format!("rank-{}", d.rank)) {
+                                h2 { "Rank " (d.rank) @if d.rank == r.analysis.across.worst_rank { " (the worst rank)" } }
+                                p.note { "Rank " (d.rank) "'s trace alone, over its own window." }
+                                (source_line(d.analysis))
+                            }
+                            (trace_sections(d.analysis, d.checks, d.timeline, &d.findings, &format!("rank {}", d.rank)))
+                        }
+                    } @else if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
                         section #detail {
                             h2 { "Detail: rank " (r.detail_rank) }
                             p.note { (crate::ranks_table::detail_line(r)) }
                             (source_line(a))
                         }
-                        (figures(a))
+                        (trace_sections(a, view.checks, t, f, ""))
                     }
                 } @else {
                     @if let Some(a) = view.analysis { (figures(a)) }
                     (checks(view))
-                }
-                @if let (Some(a), Some(f)) = (view.analysis, f) {
-                    (timelines(a, f))
-                    (histograms(view, a, f))
-                    (replays(a))
+                    @if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
+                        (timelines(a, t, f, ""))
+                        (kernels_section(&a.kernels, ""))
+                        (histograms(view.checks, a, f, ""))
+                        (replays(a))
+                    }
                 }
                 @if !view.phases.is_empty() { (phases(view)) }
-                @if let Some(a) = view.analysis {
+                @if let (Some(a), None) = (view.analysis, &view.ranks) {
                     @if !a.warnings.is_empty() {
                         section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (w) } } } }
                     }
@@ -101,6 +137,24 @@ fn page(view: &View<'_>, f: Option<&Findings>) -> Markup {
                 script { (PreEscaped(SCRIPT)) }
             }
         }
+    }
+}
+
+/// The sections of one trace (one rank's, with several): figures, timeline, kernels,
+/// distributions, per-replay charts.
+fn trace_sections(
+    a: &Analysis,
+    checks: &[Check],
+    t: &launchguard_trace::Timeline,
+    f: &Findings,
+    whose: &str,
+) -> Markup {
+    html! {
+        (figures(a))
+        (timelines(a, t, f, whose))
+        (kernels_section(&a.kernels, whose))
+        (histograms(checks, a, f, whose))
+        (replays(a))
     }
 }
 
@@ -142,6 +196,9 @@ fn ranks_source_line(r: &RanksReport) -> Markup {
     }
 }
 
+/// Columns of the ranks' first table (the figures the verdicts are judged on).
+const FIRST: usize = 4;
+
 /// The ranks side by side, one table row per rank, then the figures that compare them.
 fn ranks(r: &RanksReport) -> Markup {
     let t = crate::ranks_table::table(r);
@@ -149,23 +206,28 @@ fn ranks(r: &RanksReport) -> Markup {
         section #ranks {
             h2 { "Ranks" }
             p.note { (t.note) }
-            table.checks {
-                thead { tr {
-                    th { "rank" } th { "verdict" }
-                    @for c in &t.columns { th class=[c.num.then_some("num")] { (c.name) } }
-                } }
-                tbody {
-                    @for row in &t.rows {
-                        @let v = row.verdict.as_str();
-                        tr class=(format!("s-{v}")) {
-                            td { "rank " (row.rank) }
-                            td { span class=(format!("pill p-{v}")) { (v) } }
-                            @for (c, text) in t.columns.iter().zip(&row.cells) {
-                                td class=[c.num.then_some("num")] { (text) }
+            // Two tables side by side in meaning, one under the other on the page: the figures
+            // where the verdicts are judged, then each rank's own window and launches; each fits
+            // an 800 px page.
+            @for (part, cols) in [(0, 0..FIRST.min(t.columns.len())), (1, FIRST.min(t.columns.len())..t.columns.len())] {
+                div.scroll { table.checks.ranks {
+                    thead { tr {
+                        th { "rank" } @if part == 0 { th { "verdict" } }
+                        @for c in &t.columns[cols.clone()] { th class=[c.num.then_some("num")] { (c.name) } }
+                    } }
+                    tbody {
+                        @for row in &t.rows {
+                            @let v = row.verdict.as_str();
+                            tr class=(format!("s-{v}")) {
+                                td.nowrap { "rank " (row.rank) }
+                                @if part == 0 { td { span class=(format!("pill p-{v}")) { (v) } } }
+                                @for (c, text) in t.columns[cols.clone()].iter().zip(&row.cells[cols.clone()]) {
+                                    td class=[c.num.then_some("num")] { (text) }
+                                }
                             }
                         }
                     }
-                }
+                } }
             }
             p.note { "Across ranks:" }
             table.checks {
@@ -252,70 +314,276 @@ fn checks(view: &View<'_>) -> Markup {
     }
 }
 
-fn timelines(a: &Analysis, f: &Findings) -> Markup {
+/// The GPU timeline of one trace: per device its busy time (kernel names on hover), streams, the
+/// gaps over the threshold, the launches and the replays on the GPU; zoom presets on the longest
+/// gap and on the last replays.
+fn timelines(a: &Analysis, t: &launchguard_trace::Timeline, f: &Findings, whose: &str) -> Markup {
     let Some((t0, t1)) = f.extent() else { return html! {} };
     let extent = t1 - t0;
-    // Zoom on the longest gap over the threshold, wide enough to show the replays around it.
-    let longest = f.devices.iter().flat_map(|d| d.long_gaps(f.threshold_ns)).max_by_key(|(s, e)| (e - s, -s));
-    let zoom = longest.and_then(|(s, e)| {
-        let width = ((e - s) * 12).max(1_000_000);
-        (width * 4 <= extent).then(|| {
-            let mid = s + (e - s) / 2;
-            let lo = (mid - width / 2).clamp(t0, t1 - width);
-            ((lo, lo + width), (s, e))
-        })
-    });
-    // And on the last few replays, to show a steady-state replay at kernel scale.
+    let domain = (0, extent);
+    // Kernel names for hovering, when the trace is small enough to carry them.
+    let hover = t.activities.len() <= tl::MAX_KERNELS;
+    let mut rows = Vec::new();
+    for d in &f.devices {
+        let mut busy = Row::coverage(format!("GPU {} busy", d.label), "busy", 40.0, &d.busy, t0, domain);
+        let outside = intervals::gaps(&d.windows, &[(t0, t1)]);
+        let long: Vec<Span> = d.long_gaps(f.threshold_ns).collect();
+        let flat = |v: &[Span]| v.iter().flat_map(|&(s, e)| [s - t0, e - t0]).collect::<Vec<i64>>();
+        busy.shade = vec![("outside", flat(&outside)), ("gaphl", flat(&runs(&long, extent)))];
+        if hover {
+            busy.names = t.strings.lookup(&d.label).map(|id| kernel_names(t, id, t0));
+        }
+        rows.push(busy);
+        if d.streams.len() > 1 {
+            for (label, spans) in d.streams.iter().take(tl::MAX_STREAMS) {
+                let mut r = Row::coverage(format!("stream {label}"), "stream", 12.0, spans, t0, domain);
+                r.small = true;
+                rows.push(r);
+            }
+        }
+        let mut gaps = Row::marks(
+            format!("gaps > {}", charts::axis_us(f.threshold_us)),
+            "gap",
+            &long,
+            ("gap", None),
+            t0,
+            domain,
+        );
+        gaps.gap = 8.0;
+        rows.push(gaps);
+    }
+    if !f.replays.is_empty() {
+        let ids: Vec<u64> = f.replays.iter().map(|r| r.index).collect();
+        let launches: Vec<Span> = f.replays.iter().map(|r| r.launch).collect();
+        rows.push(Row::marks(
+            "graph launches".into(),
+            "launch",
+            &launches,
+            ("launch", Some(ids)),
+            t0,
+            domain,
+        ));
+        let gpu: Vec<(u64, Span)> = f.replays.iter().filter_map(|r| r.gpu.map(|g| (r.index, g))).collect();
+        let ids: Vec<u64> = gpu.iter().map(|g| g.0).collect();
+        let spans: Vec<Span> = gpu.iter().map(|g| g.1).collect();
+        rows.push(Row::marks("replays on GPU".into(), "replay", &spans, ("replay", Some(ids)), t0, domain));
+    }
+    let mut presets = Vec::new();
+    // The longest gap over the threshold, wide enough to show the replays around it.
+    if let Some((s, e)) =
+        f.devices.iter().flat_map(|d| d.long_gaps(f.threshold_ns)).max_by_key(|(s, e)| (e - s, -s))
+    {
+        let width = ((e - s) * 12).max(1_000_000).min(extent);
+        let lo = (s + (e - s) / 2 - width / 2).clamp(t0, t1 - width);
+        presets.push(Preset {
+            label: format!("longest gap ({})", human_us((e - s) as f64 / 1000.0)),
+            range: (lo - t0, lo - t0 + width),
+        });
+    }
+    // The last few replays' GPU work: the host may run many replays ahead of the GPU, so their
+    // launches are not where their work is.
     const LAST: usize = 5;
-    let last = &f.replays[f.replays.len().saturating_sub(LAST)..];
-    let last_zoom = last.first().and_then(|first| {
-        let lo = first.whole().0.max(t0);
-        let hi = last.iter().map(|r| r.whole().1).max().unwrap_or(lo).min(t1);
+    let gpu: Vec<Span> = f.replays.iter().filter_map(|r| r.gpu).collect();
+    if let Some(last) = gpu.get(gpu.len().saturating_sub(LAST)..).filter(|l| !l.is_empty()) {
+        let lo = last.iter().map(|g| g.0).min().unwrap_or(t0);
+        let hi = last.iter().map(|g| g.1).max().unwrap_or(t1);
         let pad = (hi - lo) / 20;
-        (hi > lo && (hi - lo + 2 * pad) * 4 <= extent).then(|| ((lo - pad).max(t0), (hi + pad).min(t1)))
-    });
+        if hi > lo && (hi - lo) * 4 <= extent {
+            presets.push(Preset {
+                label: format!("last {} replays", last.len()),
+                range: ((lo - pad).max(t0) - t0, (hi + pad).min(t1) - t0),
+            });
+        }
+    }
+    let timeline = tl::Timeline { origin: t0, domain, view: domain, rows, presets, lines: Vec::new() };
     let over: u64 = a.devices.iter().map(|d| d.figures.gaps.over_threshold).sum();
+    let title = if whose.is_empty() { "GPU timeline".to_string() } else { format!("GPU timeline, {whose}") };
     html! {
         section {
-            h2 { "GPU timeline" }
+            h2 { (title) }
             p.note {
                 @if a.within.is_some() {
                     (human_us(extent as f64 / 1000.0)) " from the first matching span to the last (grey: outside them, not measured)"
                 } @else {
                     (human_us(extent as f64 / 1000.0)) " from the first GPU activity to the last"
                 }
-                "; each pixel column shows the busy fraction of its "
-                (human_us(extent as f64 / 1000.0 / crate::timeline_svg::PLOT_W))
-                ". " span.key.gapkey { } " " (over) " gap(s) over " (charts::axis_us(f.threshold_us))
+                "; each pixel column shows the busy fraction of its time. " span.key.gapkey { } " " (over) " gap(s) over " (charts::axis_us(f.threshold_us))
                 @if !f.replays.is_empty() { ", " span.key.replaykey { } " " (f.replays.len()) " graph replay(s)" }
-                ". Hover for the time."
+                "." @if hover { " Hover for the time and the kernel." } @else { " Hover for the time (kernel names are kept for traces of up to " (tl::MAX_KERNELS) " activities; the kernel table has them all)." }
             }
-            (timeline(f, (t0, t1), t0, "GPU timeline"))
-            @if let Some(((z0, z1), (gs, ge))) = zoom {
-                p.note {
-                    "Zoom: " (human_us((z1 - z0) as f64 / 1000.0)) " around the longest gap ("
-                    (human_us((ge - gs) as f64 / 1000.0)) " at " (human_us((gs - t0) as f64 / 1000.0)) ")."
+            (tl::render(&timeline, &title))
+        }
+    }
+}
+
+/// Each activity of device `id` as `[start, end, name index]` after `origin`, with the names
+/// shortened for display.
+fn kernel_names(t: &launchguard_trace::Timeline, id: u32, origin: i64) -> (Vec<i64>, Vec<String>) {
+    let mut acts: Vec<&launchguard_trace::GpuActivity> =
+        t.activities.iter().filter(|a| a.device == id).collect();
+    acts.sort_by_key(|a| (a.start, a.end));
+    let mut index: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    let mut full: Vec<&str> = Vec::new();
+    let mut items = Vec::with_capacity(acts.len() * 3);
+    for a in acts {
+        let next = full.len();
+        let i = *index.entry(a.name).or_insert_with(|| {
+            full.push(t.strings.get(a.name));
+            next
+        });
+        items.extend([a.start - origin, a.end - origin, i as i64]);
+    }
+    (items, crate::names::distinct(&full))
+}
+
+/// Spans merged when closer than a 4000th of `extent`: a bounded number of shaded bands however
+/// many gaps a serving trace has.
+fn runs(spans: &[Span], extent: i64) -> Vec<Span> {
+    let px = (extent / 4000).max(1);
+    let mut out: Vec<Span> = Vec::new();
+    for &(s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s - last.1 <= px => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Every rank one above the other on the common clock: compute, collectives without their
+/// waiting, and waiting for peers, first over the common window (where the verdicts are judged).
+fn ranks_timeline(r: &RanksView<'_>) -> Markup {
+    let ids: Vec<RankId> = r
+        .analysis
+        .ranks
+        .iter()
+        .map(|k| RankId { rank: k.rank, from: RankSource::DistributedInfo, note: None })
+        .collect();
+    let traces: Vec<RankTrace> =
+        ids.iter().filter_map(|id| Some(RankTrace { id, trace: r.trace_of(id.rank)? })).collect();
+    if traces.len() != r.analysis.ranks.len() || traces.is_empty() {
+        return html! {};
+    }
+    let spans = RanksSpans::new(&traces);
+    let Some((lo, hi)) = spans.extent() else { return html! {} };
+    let origin = spans.common.map_or(lo, |c| c.0);
+    let domain = (lo - origin, hi - origin);
+    let view = spans.common.map_or(domain, |(s, e)| (s - origin, e - origin));
+    let mut rows = Vec::new();
+    for k in &spans.ranks {
+        rows.push(Row::coverage(
+            format!("rank {} compute", k.rank),
+            "busy",
+            24.0,
+            &k.compute,
+            origin,
+            domain,
+        ));
+        let mut c = Row::coverage("collectives".into(), "coll", 12.0, &k.collectives, origin, domain);
+        c.small = true;
+        rows.push(c);
+        let mut w = Row::coverage("waiting for peers".into(), "wait", 12.0, &k.waiting, origin, domain);
+        w.small = true;
+        w.gap = 10.0;
+        rows.push(w);
+    }
+    let mut presets = Vec::new();
+    let mut lines = Vec::new();
+    if let Some((s, e)) = spans.common {
+        presets.push(Preset { label: "common window".into(), range: (s - origin, e - origin) });
+        lines.push((0, "common window starts".to_string()));
+        lines.push((e - origin, "common window ends".to_string()));
+    }
+    let timeline = tl::Timeline { origin, domain, view, rows, presets, lines };
+    html! {
+        section #ranks-timeline {
+            h2 { "Ranks timeline" }
+            p.note {
+                "Every rank on one clock, "
+                @if spans.common.is_some() { "shown over the common window (0 is its start; zoom out with “whole” to see what came before)" } @else { "over all the ranks' activity" }
+                ". " span.key.busykey {} " compute, " span.key.collkey {} " collectives, " span.key.waitkey {} " collectives waiting for a peer (not counted as busy where the verdict is judged)"
+                @if !spans.waits_split { "; the clocks look unaligned, so no waiting is split out" }
+                "."
+            }
+            (tl::render(&timeline, "ranks timeline"))
+        }
+    }
+}
+
+/// Rows of a kernel table shown in the page (every row is in the JSON and the CSV).
+const KERNEL_ROWS: usize = 100;
+
+fn kernel_table(rows: &[KernelRow]) -> Markup {
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    let short = crate::names::distinct(&names);
+    html! {
+        div.scroll { table.checks.sortable {
+            thead { tr {
+                th data-sort="text" { "kernel" } th.num data-sort="num" { "share" } th.num data-sort="num" { "total" }
+                th.num data-sort="num" { "count" } th.num data-sort="num" { "mean" } th.num data-sort="num" { "p50" }
+                th.num data-sort="num" { "p99" } th.num data-sort="num" { "max" }
+            } }
+            tbody {
+                @for (r, name) in rows.iter().zip(&short).take(KERNEL_ROWS) {
+                    tr {
+                        td.kname title=(r.name) { code { (name) } }
+                        td.num data-v=(r.share) { (format!("{:.1}%", r.share * 100.0)) }
+                        td.num data-v=(r.total_us) { (human_us(r.total_us)) }
+                        td.num data-v=(r.count) { (r.count) }
+                        td.num data-v=(r.mean_us) { (human_us(r.mean_us)) }
+                        td.num data-v=(r.p50_us) { (human_us(r.p50_us)) }
+                        td.num data-v=(r.p99_us) { (human_us(r.p99_us)) }
+                        td.num data-v=(r.max_us) { (human_us(r.max_us)) }
+                    }
                 }
-                (timeline(f, (z0, z1), t0, "GPU timeline, zoomed on the longest gap"))
             }
-            @if let Some((z0, z1)) = last_zoom {
-                p.note { "Zoom: the last " (last.len()) " replay(s), " (human_us((z1 - z0) as f64 / 1000.0)) "." }
-                (timeline(f, (z0, z1), t0, "GPU timeline, zoomed on the last replays"))
+        } }
+        @if rows.len() > KERNEL_ROWS { p.note { "The first " (KERNEL_ROWS) " of " (rows.len()) " rows by total time; all are in the JSON document and --csv." } }
+    }
+}
+
+/// The kernel table: over the whole trace, then per graph and per stream (folded).
+fn kernels_section(k: &Kernels, whose: &str) -> Markup {
+    if k.kernels.is_empty() {
+        return html! {};
+    }
+    html! {
+        section.kernels {
+            h2 { "Kernels" @if !whose.is_empty() { ", " (whose) } }
+            p.note {
+                (k.kernels.len()) " names, " (k.activities) " GPU activities, " (human_us(k.gpu_time_us)) " of GPU time (summed durations; share: of that). Click a column to sort; hover a name for the full one."
+            }
+            (kernel_table(&k.kernels))
+            @for g in &k.graphs {
+                details {
+                    summary { "Graph " (g.graph) ": " (g.replays) " replay(s) × " (g.kernels_per_replay) " GPU activities, " (human_us(g.gpu_time_per_replay_us)) " of GPU time per replay (first: replay " (g.first_replay) ")" }
+                    (kernel_table(&g.kernels))
+                }
+            }
+            @for sc in k.devices.iter().chain(&k.streams) {
+                details {
+                    summary { "GPU " (sc.device) @if let Some(s) = &sc.stream { ", stream " (s) } ": " (sc.activities) " activities, " (human_us(sc.gpu_time_us)) }
+                    (kernel_table(&sc.kernels))
+                }
             }
         }
     }
 }
 
-fn histograms(view: &View<'_>, a: &Analysis, f: &Findings) -> Markup {
+fn histograms(checks: &[Check], a: &Analysis, f: &Findings, whose: &str) -> Markup {
     let launches: Vec<f64> = a.replays.iter().map(|r| r.launch_us).filter(|v| v.is_finite()).collect();
     let gaps: Vec<f64> =
         f.devices.iter().flat_map(|d| d.gaps.iter().map(|(s, e)| (e - s) as f64 / 1000.0)).collect();
-    let limit = view.checks.iter().find(|c| c.id == "graph_launch").and_then(|c| c.limit.as_f64());
+    let limit = checks.iter().find(|c| c.id == "graph_launch").and_then(|c| c.limit.as_f64());
+    // No launch and no gap: no heading over nothing.
+    if launches.is_empty() && gaps.is_empty() {
+        return html! {};
+    }
     html! {
         section {
-            h2 { "Distributions" }
+            h2 { "Distributions" @if !whose.is_empty() { ", " (whose) } }
             div.grid {
-                @if !launches.is_empty() { (launch_histogram(&launches, limit)) }
+                @if !launches.is_empty() { (launch_histogram(&launches, &a.graph_launches, limit)) }
                 @if !gaps.is_empty() {
                     @let bins = log_bins(&gaps, f.threshold_us);
                     @let counts = count_into(&gaps, &bins);
@@ -329,13 +597,19 @@ fn histograms(view: &View<'_>, a: &Analysis, f: &Findings) -> Markup {
     }
 }
 
-fn launch_histogram(values: &[f64], limit: Option<f64>) -> Markup {
+/// The launch durations in bins; the mean, median and p99 marked are the analysis's.
+fn launch_histogram(
+    values: &[f64],
+    g: &launchguard_analysis::model::GraphLaunches,
+    limit: Option<f64>,
+) -> Markup {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let p99 = percentile(&sorted, 99.0).unwrap_or(0.0);
-    let p75 = percentile(&sorted, 75.0).unwrap_or(0.0);
-    let p25 = percentile(&sorted, 25.0).unwrap_or(0.0);
-    let max = *sorted.last().unwrap_or(&0.0);
+    // Quartiles only place the bins; the figures marked come from the analysis.
+    let p75 = intervals::percentile(&sorted, 75.0).unwrap_or(0.0);
+    let p25 = intervals::percentile(&sorted, 25.0).unwrap_or(0.0);
+    let p99 = g.p99_us.unwrap_or(0.0);
+    let max = g.max_us.unwrap_or(0.0);
     // Linear bins over the body of the distribution, up to p99 unless the tail is far out, then
     // to an outlier fence; what lies beyond goes to one open last bin instead of squashing every
     // other bar. The limit is kept in view when some launch reaches it.
@@ -356,8 +630,8 @@ fn launch_histogram(values: &[f64], limit: Option<f64>) -> Markup {
         .zip(counts)
         .map(|(&(lo, hi), count)| Bin { lo, hi, count, hot: limit.is_some_and(|l| lo >= l) })
         .collect();
-    let m = mean(values).unwrap_or(0.0);
-    let p50 = percentile(&sorted, 50.0).unwrap_or(0.0);
+    let m = g.mean_us.unwrap_or(0.0);
+    let p50 = g.p50_us.unwrap_or(0.0);
     let (lm, l50, l99) =
         (format!("mean {}", human_us(m)), format!("p50 {}", human_us(p50)), format!("p99 {}", human_us(p99)));
     let mut markers = vec![
@@ -536,17 +810,25 @@ mod tests {
         let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
         let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
         let ranks = section(&html, "ranks").expect("a ranks section");
+        // Two tables of a row per rank: the common window (with the verdict), then the own one.
         let rows: Vec<&str> = ranks.split("<tr class=\"s-").skip(1).collect();
-        assert_eq!(rows.len(), 2, "{ranks}");
-        for (row, (rank, cells)) in rows.iter().zip([
-            (0, ["65.5%", "58.6%", "95.0 µs", "10.0 µs", "150.0 µs", "66.7%", "60.0%"]),
-            (1, ["62.1%", "62.1%", "90.0 µs", "0.0 µs", "145.0 µs", "62.1%", "62.1%"]),
-        ]) {
+        assert_eq!(rows.len(), 4, "{ranks}");
+        for (i, (row, (rank, cells))) in rows
+            .iter()
+            .zip([
+                (0, &["65.5%", "58.6%", "95.0 µs", "10.0 µs"][..]),
+                (1, &["62.1%", "62.1%", "90.0 µs", "0.0 µs"]),
+                (0, &["150.0 µs", "66.7%", "60.0%"]),
+                (1, &["145.0 µs", "62.1%", "62.1%"]),
+            ])
+            .enumerate()
+        {
             assert!(
-                row.starts_with("fail\"><td>rank ") && row.contains(&format!("<td>rank {rank}</td>")),
+                row.starts_with("fail\"><td class=\"nowrap\">rank ")
+                    && row.contains(&format!("<td class=\"nowrap\">rank {rank}</td>")),
                 "{row}"
             );
-            assert!(row.contains("<span class=\"pill p-fail\">fail</span>"), "{row}");
+            assert_eq!(row.contains("<span class=\"pill p-fail\">fail</span>"), i < 2, "{row}");
             let want: String = cells.iter().map(|c| format!("<td class=\"num\">{c}</td>")).collect();
             assert!(row.contains(&want), "{row}");
         }

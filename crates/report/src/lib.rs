@@ -5,11 +5,13 @@ pub mod annotate;
 pub mod atomic;
 mod charts;
 pub mod compare;
+pub mod csv_tables;
 pub mod document;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod names;
 mod ranks_table;
 pub mod ranks_terminal;
 pub mod terminal;
@@ -18,7 +20,7 @@ mod timeline_svg;
 use launchguard_analysis::Analysis;
 use launchguard_judge::RanksReport;
 use launchguard_judge::{Check, Verdict};
-use launchguard_trace::Timeline;
+use launchguard_trace::{Timeline, Trace};
 
 pub use atomic::{write_atomic, write_atomic_with};
 pub use document::Document;
@@ -65,6 +67,23 @@ pub struct RanksView<'a> {
     /// The rank whose trace `View::analysis` and `View::timeline` are: the worst rank for
     /// `analyze`, rank 0 for `check`.
     pub detail_rank: u64,
+    /// Every rank's trace, in any order (each found by its path), for the formats that draw or
+    /// copy every rank (the HTML timelines, the annotated copies, the gaps CSV); empty when the
+    /// caller has none. Set with [`View::with_rank_traces`].
+    pub traces: &'a [&'a Trace],
+}
+
+impl<'a> RanksView<'a> {
+    /// The trace of `rank`, when the view has it.
+    pub fn trace_of(&self, rank: u64) -> Option<&'a Trace> {
+        let path = &self.analysis.ranks.iter().find(|k| k.rank == rank)?.analysis.figures.source.path;
+        self.traces.iter().copied().find(|t| t.source.path.display().to_string() == *path)
+    }
+
+    /// The records of `rank`'s trace, when the view has them.
+    pub fn timeline_of(&self, rank: u64) -> Option<&'a Timeline> {
+        self.trace_of(rank).map(|t| &t.timeline)
+    }
 }
 
 impl<'a> View<'a> {
@@ -98,7 +117,12 @@ impl<'a> View<'a> {
     /// The same view with the cross-rank analysis `ranks`; `detail_rank` is the rank whose trace
     /// the view's single-trace analysis and timeline are.
     pub fn with_ranks(self, ranks: &'a RanksReport, detail_rank: u64) -> Self {
-        View { ranks: Some(RanksView { analysis: ranks, detail_rank }), ..self }
+        View { ranks: Some(RanksView { analysis: ranks, detail_rank, traces: &[] }), ..self }
+    }
+
+    /// The same view with every rank's trace (after [`View::with_ranks`]; no effect before).
+    pub fn with_rank_traces(self, traces: &'a [&'a Trace]) -> Self {
+        View { ranks: self.ranks.map(|r| RanksView { traces, ..r }), ..self }
     }
 }
 

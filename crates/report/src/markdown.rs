@@ -43,13 +43,27 @@ impl Export for Markdown {
             }
             out.push('\n');
         }
-        if let (Some(r), Some(_)) = (&view.ranks, view.analysis) {
-            let _ = writeln!(out, "#### Detail: rank {}\n\n{}\n", r.detail_rank, ranks_table::detail_line(r));
-            trace_line(&mut out, view);
+        match (&view.ranks, view.analysis) {
+            // Every rank in turn, the rank of the single-trace detail included.
+            (Some(r), Some(_)) => {
+                for k in &r.analysis.ranks {
+                    let a = &k.analysis.figures;
+                    let which = if k.rank == r.analysis.across.worst_rank { " (the worst rank)" } else { "" };
+                    let _ = writeln!(out, "#### Rank {}{which}: {}\n", k.rank, verdict_badge(k.verdict));
+                    trace_line_of(&mut out, a);
+                    key_figures(&mut out, a);
+                    kernels(&mut out, a, TOP_KERNELS_PER_RANK);
+                }
+            }
+            _ => {
+                if let Some(a) = view.analysis {
+                    key_figures(&mut out, a);
+                    kernels(&mut out, a, TOP_KERNELS);
+                }
+            }
         }
-        key_figures(&mut out, view);
         phases(&mut out, view);
-        if let Some(a) = view.analysis {
+        if let (Some(a), None) = (view.analysis, &view.ranks) {
             for w in &a.warnings {
                 let _ = writeln!(out, "> **warning:** {}", cell(w));
             }
@@ -58,9 +72,20 @@ impl Export for Markdown {
     }
 }
 
+/// Kernel rows in the Markdown summary (all of them are in the JSON and the CSV).
+const TOP_KERNELS: usize = 10;
+/// The same per rank, with several ranks.
+const TOP_KERNELS_PER_RANK: usize = 5;
+
 /// The trace the single-trace figures come from.
 fn trace_line(out: &mut String, view: &View<'_>) {
-    let Some(a) = view.analysis else { return };
+    if let Some(a) = view.analysis {
+        trace_line_of(out, a);
+    }
+}
+
+/// The trace `a` was measured on.
+fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
     let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
     let _ = writeln!(
         out,
@@ -146,8 +171,42 @@ fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
 }
 
-fn key_figures(out: &mut String, view: &View<'_>) {
-    let Some(a) = view.analysis else { return };
+/// The kernel table's first `top` rows over the whole trace.
+fn kernels(out: &mut String, a: &launchguard_analysis::Analysis, top: usize) {
+    let k = &a.kernels;
+    if k.kernels.is_empty() {
+        return;
+    }
+    let shown = k.kernels.len().min(top);
+    let _ = writeln!(
+        out,
+        "Kernels: {} names, {} GPU activities, {} of GPU time{}.\n",
+        k.kernels.len(),
+        k.activities,
+        human_us(k.gpu_time_us),
+        if shown < k.kernels.len() { format!("; the top {shown} by total time") } else { String::new() }
+    );
+    out.push_str(
+        "| kernel | share | total | count | mean | p50 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let names: Vec<&str> = k.kernels.iter().map(|r| r.name.as_str()).collect();
+    for (r, name) in k.kernels.iter().zip(crate::names::distinct(&names)).take(top) {
+        let _ = writeln!(
+            out,
+            "| `{}` | {:.1}% | {} | {} | {} | {} | {} |",
+            name.replace('`', "'").replace('|', "\\|"),
+            r.share * 100.0,
+            human_us(r.total_us),
+            r.count,
+            human_us(r.mean_us),
+            human_us(r.p50_us),
+            human_us(r.p99_us)
+        );
+    }
+    out.push('\n');
+}
+
+fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
     let mut rows: Vec<(String, String)> = Vec::new();
     for d in &a.devices {
         let f = &d.figures;
@@ -342,7 +401,7 @@ mod tests {
     }
 
     #[test]
-    fn the_detail_says_which_rank_it_is() {
+    fn every_rank_has_its_own_figures() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json");
         std::fs::write(&path, r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7}}]}"#).unwrap();
@@ -355,17 +414,30 @@ mod tests {
         let one =
             View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
         let md = String::from_utf8(Markdown.render(&one).unwrap()).unwrap();
-        assert!(!md.contains("#### Ranks") && !md.contains("#### Detail") && !md.contains("| rank "), "{md}");
+        assert!(!md.contains("#### Ranks") && !md.contains("#### Rank ") && !md.contains("| rank "), "{md}");
+        // One trace: its kernel table (one kernel `k`, 2 µs, all of the GPU time).
+        assert!(md.contains("| `k` | 100.0% | 2.0 µs | 1 | 2.0 µs | 2.0 µs | 2.0 µs |"), "{md}");
         let r = crate::test_support::two_ranks();
-        for (detail, line) in [
-            (0, "The detail below is rank 0 (the worst rank): its trace alone, over its own window."),
-            (1, "The detail below is rank 1 (the worst rank is rank 0): its trace alone, over its own window."),
-        ] {
+        for detail in [0, 1] {
             let md = String::from_utf8(Markdown.render(&one.with_ranks(&r, detail)).unwrap()).unwrap();
-            let at = md.find(&format!("#### Detail: rank {detail}\n\n{line}\n\nTrace `t.json`")).unwrap_or_else(|| panic!("{md}"));
-            // After the ranks and the checks, before the trace's own figures.
-            assert!(md.find("#### Ranks").unwrap() < at && md.find("| | check |").unwrap() < at, "{md}");
-            assert!(at < md.find("| figure | value |").unwrap(), "{md}");
+            // Each rank in turn, after the ranks and the checks, with its own trace and figures.
+            let at0 =
+                md.find("#### Rank 0 (the worst rank): ❌ FAIL\n\nTrace `").unwrap_or_else(|| panic!("{md}"));
+            let at1 = md.find("#### Rank 1: ❌ FAIL\n\nTrace `").unwrap_or_else(|| panic!("{md}"));
+            assert!(md.find("#### Ranks").unwrap() < at0 && md.find("| | check |").unwrap() < at0, "{md}");
+            assert!(
+                at0 < at1
+                    && md[at0..at1].contains("| figure | value |")
+                    && md[at1..].contains("| figure | value |"),
+                "{md}"
+            );
+            // Both ranks ran the all-reduce (test_support::two_ranks).
+            assert_eq!(
+                md.matches("| `ncclDevKernel\\_AllReduce").count()
+                    + md.matches("| `ncclDevKernel_AllReduce").count(),
+                2,
+                "{md}"
+            );
         }
     }
 

@@ -8,6 +8,9 @@ use launchguard_analysis::model_ranks::{RankFigures, Skew};
 use launchguard_judge::RanksReport;
 
 use crate::ranks_table::{self, opt_us, pct};
+
+/// Kernel rows per rank in the terminal report.
+const TOP_KERNELS: usize = 5;
 use crate::terminal::{human_bytes, human_us};
 
 const HEADER: [&str; 9] =
@@ -143,6 +146,14 @@ pub fn render(r: &RanksReport) -> String {
     }
     let _ = writeln!(out, "{:<13}rank {}", "worst rank", r.across.worst_rank);
     out.push('\n');
+
+    for rank in &r.ranks {
+        let mut section = String::new();
+        crate::terminal::kernels_section(&mut section, &rank.analysis.figures.kernels, TOP_KERNELS);
+        if !section.is_empty() {
+            let _ = write!(out, "rank {} {section}", rank.rank);
+        }
+    }
 
     crate::terminal::checks_section_titled(&mut out, "checks across ranks", &r.checks);
     for w in &r.warnings {

@@ -152,6 +152,59 @@ fn analysis_section(out: &mut String, a: &Analysis) {
         let _ = writeln!(out, "graph launches  none");
     }
     out.push('\n');
+    kernels_section(out, &a.kernels, TOP_KERNELS);
+}
+
+/// Rows of the kernel table a terminal report shows.
+pub const TOP_KERNELS: usize = 10;
+
+/// The kernel table's first `top` rows over the whole trace, and the graphs.
+pub(crate) fn kernels_section(out: &mut String, k: &launchguard_analysis::kernels::Kernels, top: usize) {
+    if k.kernels.is_empty() {
+        return;
+    }
+    let shown = k.kernels.len().min(top);
+    let _ = writeln!(
+        out,
+        "kernels  {} names, {} GPU activities, {} of GPU time; {}",
+        k.kernels.len(),
+        k.activities,
+        human_us(k.gpu_time_us),
+        if shown < k.kernels.len() {
+            format!("the top {shown} by total time (all: --format json, --csv, --html)")
+        } else {
+            "by total time".to_string()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {:>6} {:>10} {:>7} {:>9} {:>9} {:>9}  name",
+        "share", "total", "count", "mean", "p50", "p99"
+    );
+    let names: Vec<&str> = k.kernels.iter().map(|r| r.name.as_str()).collect();
+    for (r, name) in k.kernels.iter().zip(crate::names::distinct(&names)).take(top) {
+        let _ = writeln!(
+            out,
+            "  {:>5.1}% {:>10} {:>7} {:>9} {:>9} {:>9}  {name}",
+            r.share * 100.0,
+            human_us(r.total_us),
+            r.count,
+            human_us(r.mean_us),
+            human_us(r.p50_us),
+            human_us(r.p99_us),
+        );
+    }
+    if k.graphs.len() > 1 {
+        let graphs: Vec<String> = k
+            .graphs
+            .iter()
+            .take(5)
+            .map(|g| format!("{} × {} activities", g.replays, g.kernels_per_replay))
+            .collect();
+        let more = if k.graphs.len() > 5 { format!(", {} more", k.graphs.len() - 5) } else { String::new() };
+        let _ = writeln!(out, "  {} graphs replayed: {}{more}", k.graphs.len(), graphs.join(", "));
+    }
+    out.push('\n');
 }
 
 fn figures_lines(out: &mut String, f: &Figures, indent: &str) {

@@ -1,0 +1,226 @@
+//! The tables as CSV files with a header row, for pandas or a spreadsheet (`--csv DIR`):
+//! `kernels.csv` (every row of the kernel table, each scope), `replays.csv`, `gaps.csv` (every idle
+//! gap, from the spans the analysis measured) and, with several ranks, `ranks.csv`. Each file is
+//! written atomically; times are µs as in the JSON, names in full.
+
+use std::path::{Path, PathBuf};
+
+use launchguard_analysis::kernels::KernelRow;
+use launchguard_analysis::model::Analysis;
+use launchguard_analysis::spans::Findings;
+use launchguard_trace::Timeline;
+
+use crate::{names, View};
+
+/// One trace's part of the tables: its rank (with several), its figures, its records.
+struct Part<'a> {
+    rank: Option<u64>,
+    analysis: &'a Analysis,
+    timeline: Option<&'a Timeline>,
+}
+
+/// The traces of the view: each rank's with several ranks, else the one trace.
+fn parts<'a>(view: &View<'a>) -> Vec<Part<'a>> {
+    match &view.ranks {
+        Some(r) => r
+            .analysis
+            .ranks
+            .iter()
+            .map(|k| Part {
+                rank: Some(k.rank),
+                analysis: &k.analysis.figures,
+                timeline: r
+                    .timeline_of(k.rank)
+                    .or_else(|| (k.rank == r.detail_rank).then_some(view.timeline).flatten()),
+            })
+            .collect(),
+        None => view
+            .analysis
+            .map(|a| Part { rank: None, analysis: a, timeline: view.timeline })
+            .into_iter()
+            .collect(),
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| x.to_string())
+}
+
+fn rank(p: &Part<'_>) -> String {
+    p.rank.map_or_else(String::new, |r| r.to_string())
+}
+
+/// Writes the tables into `dir` (created when missing); returns the files written, in order.
+pub fn write_dir(view: &View<'_>, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
+    let parts = parts(view);
+    let mut written = Vec::new();
+    let mut file = |name: &str, bytes: Vec<u8>| -> anyhow::Result<()> {
+        let path = dir.join(name);
+        crate::write_atomic(&path, &bytes)?;
+        written.push(path);
+        Ok(())
+    };
+    file("kernels.csv", kernels(&parts)?)?;
+    file("replays.csv", replays(&parts)?)?;
+    file("gaps.csv", gaps(&parts)?)?;
+    if let Some(r) = &view.ranks {
+        file("ranks.csv", ranks(r.analysis)?)?;
+    }
+    Ok(written)
+}
+
+fn kernels(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "scope",
+        "device",
+        "stream",
+        "graph",
+        "name",
+        "short_name",
+        "kind",
+        "count",
+        "total_us",
+        "mean_us",
+        "p50_us",
+        "p99_us",
+        "max_us",
+        "share",
+    ])?;
+    let mut rows =
+        |p: &Part<'_>, scope: &str, device: &str, stream: &str, graph: &str, kernels: &[KernelRow]| {
+            let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+            for (k, short) in kernels.iter().zip(names::distinct(&names)) {
+                w.write_record([
+                    rank(p),
+                    scope.to_string(),
+                    device.to_string(),
+                    stream.to_string(),
+                    graph.to_string(),
+                    k.name.clone(),
+                    short,
+                    k.kind.clone(),
+                    k.count.to_string(),
+                    k.total_us.to_string(),
+                    k.mean_us.to_string(),
+                    k.p50_us.to_string(),
+                    k.p99_us.to_string(),
+                    k.max_us.to_string(),
+                    k.share.to_string(),
+                ])?;
+            }
+            Ok::<_, csv::Error>(())
+        };
+    for p in parts {
+        let k = &p.analysis.kernels;
+        rows(p, "trace", "", "", "", &k.kernels)?;
+        for d in &k.devices {
+            rows(p, "device", &d.device, "", "", &d.kernels)?;
+        }
+        for s in &k.streams {
+            rows(p, "stream", &s.device, s.stream.as_deref().unwrap_or(""), "", &s.kernels)?;
+        }
+        for g in &k.graphs {
+            rows(p, "graph", "", "", &g.graph.to_string(), &g.kernels)?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+fn replays(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "index",
+        "correlation",
+        "device",
+        "launch_start_us",
+        "launch_us",
+        "kernels",
+        "launch_to_first_kernel_us",
+        "gpu_span_us",
+        "idle_before_us",
+    ])?;
+    for p in parts {
+        for r in &p.analysis.replays {
+            w.write_record([
+                rank(p),
+                r.index.to_string(),
+                r.correlation.map_or_else(String::new, |c| c.to_string()),
+                r.device.clone().unwrap_or_default(),
+                r.launch_start_us.to_string(),
+                r.launch_us.to_string(),
+                r.kernels.to_string(),
+                opt(r.launch_to_first_kernel_us),
+                opt(r.gpu_span_us),
+                opt(r.idle_before_us),
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+fn gaps(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["rank", "device", "start_us", "end_us", "length_us", "over_threshold"])?;
+    let micros = |ns: i64| launchguard_trace::time::format_ns_as_micros(ns);
+    for p in parts {
+        let Some(t) = p.timeline else { continue };
+        let f = Findings::new(t, p.analysis)?;
+        for d in &f.devices {
+            for &(s, e) in &d.gaps {
+                w.write_record([
+                    rank(p),
+                    d.label.clone(),
+                    micros(s),
+                    micros(e),
+                    micros(e - s),
+                    (e - s > f.threshold_ns).to_string(),
+                ])?;
+            }
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+fn ranks(r: &launchguard_judge::RanksReport) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "verdict",
+        "window",
+        "window_start_us",
+        "window_us",
+        "busy_us",
+        "occupancy",
+        "compute_busy_us",
+        "collective_busy_us",
+        "collective_wait_us",
+        "busy_excluding_wait_us",
+        "occupancy_excluding_wait",
+        "worst",
+    ])?;
+    for k in &r.ranks {
+        for (window, f) in [("own", Some(&k.whole)), ("common", k.common.as_ref())] {
+            let Some(f) = f else { continue };
+            w.write_record([
+                k.rank.to_string(),
+                k.verdict.as_str().to_string(),
+                window.to_string(),
+                f.window_start_us.to_string(),
+                f.window_us.to_string(),
+                f.busy_us.to_string(),
+                f.occupancy.to_string(),
+                f.compute_busy_us.to_string(),
+                f.collective_busy_us.to_string(),
+                opt(f.collective_wait_us),
+                opt(f.busy_excluding_wait_us),
+                opt(f.occupancy_excluding_wait),
+                (k.rank == r.across.worst_rank).to_string(),
+            ])?;
+        }
+    }
+    Ok(w.into_inner()?)
+}
