@@ -6,6 +6,7 @@ mod util;
 mod analyze;
 mod check;
 mod compare;
+mod formats;
 mod kernels;
 mod labeled;
 mod oracle;
