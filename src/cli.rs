@@ -41,7 +41,8 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
     /// Which profiler backends PyTorch links (roctracer, rocprofiler-sdk, CUPTI), read from its ELF
-    /// files without executing anything.
+    /// files without loading them (without TARGET, the interpreter is asked where torch is
+    /// installed, without importing torch).
     #[command(
         after_help = "Exit codes: 0 reported; 1 a backend forbidden by linkage.forbid is linked; 2 error or nothing usable."
     )]
@@ -112,7 +113,7 @@ pub enum LaunchStatisticArg {
     Median,
 }
 
-/// Report files, written in addition to standard output; same flags on every command.
+/// Report files, written in addition to standard output; the same flags on `analyze` and `check`.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ReportArgs {
     /// Write JUnit XML (one testcase per check).
