@@ -238,7 +238,7 @@ pub(crate) fn kernels(t: &Timeline, devices: &[DeviceInput<'_, '_>], replays: &[
             }
         }
     }
-    out.graphs = graphs(t, devices, replays, &mut by);
+    out.graphs = graphs(t, devices, replays, &mut by, (&out.kernels, out.activities));
     out
 }
 
@@ -250,23 +250,41 @@ fn mix(name: u32) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The graphs' rows; `whole` is the trace's rows and activity count, which a graph that ran every
+/// activity has too (the usual profiled decode loop: not measured twice).
 fn graphs(
     t: &Timeline,
     devices: &[DeviceInput<'_, '_>],
     replays: &[Replay],
     by: &mut ByName,
+    whole: (&[KernelRow], u64),
 ) -> Vec<GraphKernels> {
     let replay_of: FastMap<u64, u32> =
         replays.iter().enumerate().filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32))).collect();
     if replay_of.is_empty() {
         return Vec::new();
     }
+    // The replay of each activity, looked up once: a replay's kernels come one after another, so
+    // the last correlation id's answer is kept at hand.
+    let mut last: Option<(u64, Option<u32>)> = None;
+    let mut replay_at = |a: &GpuActivity| -> Option<u32> {
+        let c = a.correlation?;
+        match last {
+            Some((lc, r)) if lc == c => r,
+            _ => {
+                let r = replay_of.get(&c).copied();
+                last = Some((c, r));
+                r
+            }
+        }
+    };
+    let of: Vec<Vec<u32>> =
+        devices.iter().map(|d| d.acts.iter().map(|a| replay_at(a).unwrap_or(u32::MAX)).collect()).collect();
     // Each replay's signature: activity count and the sum of its names' mixes.
     let mut sig: Vec<(u64, u64)> = vec![(0, 0); replays.len()];
-    for d in devices {
-        for a in d.acts.iter() {
-            if let Some(&r) = a.correlation.and_then(|c| replay_of.get(&c)) {
-                let s = &mut sig[r as usize];
+    for (d, of) in devices.iter().zip(&of) {
+        for (a, &r) in d.acts.iter().zip(of) {
+            if let Some(s) = sig.get_mut(r as usize) {
                 s.0 += 1;
                 s.1 = s.1.wrapping_add(mix(a.name));
             }
@@ -285,20 +303,25 @@ fn graphs(
     let replay_graph: Vec<u32> = sig.iter().map(|s| graph_of.get(s).copied().unwrap_or(u32::MAX)).collect();
     // Each graph's activities, in one pass; then each graph's rows.
     let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); order.len()];
-    for d in devices {
-        for a in d.acts.iter() {
-            if let Some(&r) = a.correlation.and_then(|c| replay_of.get(&c)) {
-                if let Some(m) = members.get_mut(replay_graph[r as usize] as usize) {
-                    m.push(a);
-                }
+    for (d, of) in devices.iter().zip(&of) {
+        for (a, &r) in d.acts.iter().zip(of) {
+            if let Some(m) = replay_graph.get(r as usize).and_then(|&g| members.get_mut(g as usize)) {
+                m.push(a);
             }
         }
     }
+    drop(of);
     let mut out = Vec::with_capacity(order.len());
     for (g, (((kernels_per_replay, _), (count, first)), acts)) in order.into_iter().zip(members).enumerate() {
-        acts.iter().for_each(|a| by.add(a));
+        let (kernels, total) = if acts.len() as u64 == whole.1 {
+            let total: i64 = acts.iter().map(|a| a.end - a.start).sum();
+            (whole.0.to_vec(), total)
+        } else {
+            acts.iter().for_each(|a| by.add(a));
+            let (kernels, _, total) = by.finish(t);
+            (kernels, total)
+        };
         drop(acts);
-        let (kernels, _, total) = by.finish(t);
         out.push(GraphKernels {
             graph: g as u64,
             replays: count,
