@@ -150,6 +150,12 @@
           rows.appendChild(m);
         }
       }
+      (r.overlay || []).forEach(function (ov) {
+        for (var i = 0; i < ov[1].length; i += 2) {
+          if (ov[1][i + 1] <= t0 || ov[1][i] >= t1) continue;
+          rows.appendChild(el("rect", { "class": ov[0], x: r1(x(ov[1][i])), y: r1(y), width: r1(Math.max(x(ov[1][i + 1]) - x(ov[1][i]), 1)), height: r.h }));
+        }
+      });
       y += r.h + r.gap;
     });
     var height = y + 4, axis = el("g", { "class": "axis" });

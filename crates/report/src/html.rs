@@ -8,7 +8,7 @@ use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::ranks::{RankId, RankSource, RankTrace};
-use launchguard_analysis::spans::{Findings, RanksSpans};
+use launchguard_analysis::spans::{Findings, RankSpans, RanksSpans};
 use launchguard_judge::{Check, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
@@ -26,7 +26,9 @@ impl Export for Html {
             (Some(t), Some(a)) => Some(Findings::new(t, a)?),
             _ => None,
         };
-        // Every rank's trace, when the view has them: each rank gets its own detail.
+        // Every rank's trace, when the view has them: each rank gets its own detail, and the
+        // ranks are drawn on one clock.
+        let spans = view.ranks.as_ref().and_then(rank_spans);
         let mut details = Vec::new();
         if let Some(r) = &view.ranks {
             for k in &r.analysis.ranks {
@@ -41,7 +43,7 @@ impl Export for Html {
                 }
             }
         }
-        Ok(page(view, findings.as_ref(), &details).into_string().into_bytes())
+        Ok(page(view, findings.as_ref(), &details, spans.as_ref()).into_string().into_bytes())
     }
 }
 
@@ -57,7 +59,12 @@ struct RankDetail<'a> {
 const CSS: &str = include_str!("html.css");
 const SCRIPT: &str = include_str!("html.js");
 
-fn page(view: &View<'_>, f: Option<&Findings>, details: &[RankDetail<'_>]) -> Markup {
+fn page(
+    view: &View<'_>,
+    f: Option<&Findings>,
+    details: &[RankDetail<'_>],
+    spans: Option<&RanksSpans>,
+) -> Markup {
     let verdict = view.verdict.as_str();
     let title = match (&view.ranks, view.analysis) {
         (Some(r), _) => format!(
@@ -97,7 +104,7 @@ fn page(view: &View<'_>, f: Option<&Findings>, details: &[RankDetail<'_>]) -> Ma
                 }
                 @if let Some(r) = &view.ranks {
                     (ranks(r.analysis))
-                    (ranks_timeline(r))
+                    @if let Some(spans) = spans { (ranks_timeline(spans)) }
                     (checks(view))
                     @if !details.is_empty() {
                         @for d in details {
@@ -106,7 +113,8 @@ fn page(view: &View<'_>, f: Option<&Findings>, details: &[RankDetail<'_>]) -> Ma
                                 p.note { "Rank " (d.rank) "'s trace alone, over its own window." }
                                 (source_line(d.analysis))
                             }
-                            (trace_sections(d.analysis, d.checks, d.timeline, &d.findings, &format!("rank {}", d.rank)))
+                            @let own = spans.and_then(|s| Some((s.ranks.iter().find(|k| k.rank == d.rank)?, s.common)));
+                            (trace_sections(d.analysis, d.checks, d.timeline, &d.findings, &format!("rank {}", d.rank), own))
                         }
                     } @else if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
                         section #detail {
@@ -114,13 +122,13 @@ fn page(view: &View<'_>, f: Option<&Findings>, details: &[RankDetail<'_>]) -> Ma
                             p.note { (crate::ranks_table::detail_line(r)) }
                             (source_line(a))
                         }
-                        (trace_sections(a, view.checks, t, f, ""))
+                        (trace_sections(a, view.checks, t, f, "", None))
                     }
                 } @else {
                     @if let Some(a) = view.analysis { (figures(a)) }
                     (checks(view))
                     @if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
-                        (timelines(a, t, f, ""))
+                        (timelines(a, t, f, "", None))
                         (kernels_section(&a.kernels, ""))
                         (histograms(view.checks, a, f, ""))
                         (replays(a))
@@ -148,10 +156,11 @@ fn trace_sections(
     t: &launchguard_trace::Timeline,
     f: &Findings,
     whose: &str,
+    rank: Option<(&RankSpans, Option<Span>)>,
 ) -> Markup {
     html! {
         (figures(a))
-        (timelines(a, t, f, whose))
+        (timelines(a, t, f, whose, rank))
         (kernels_section(&a.kernels, whose))
         (histograms(checks, a, f, whose))
         (replays(a))
@@ -317,7 +326,15 @@ fn checks(view: &View<'_>) -> Markup {
 /// The GPU timeline of one trace: per device its busy time (kernel names on hover), streams, the
 /// gaps over the threshold, the launches and the replays on the GPU; zoom presets on the longest
 /// gap and on the last replays.
-fn timelines(a: &Analysis, t: &launchguard_trace::Timeline, f: &Findings, whose: &str) -> Markup {
+/// With several ranks, `rank` is this rank's spans on the common clock and the common window: its
+/// waiting for peers is shaded on its busy row, and the timeline opens on the common window.
+fn timelines(
+    a: &Analysis,
+    t: &launchguard_trace::Timeline,
+    f: &Findings,
+    whose: &str,
+    rank: Option<(&RankSpans, Option<Span>)>,
+) -> Markup {
     let Some((t0, t1)) = f.extent() else { return html! {} };
     let extent = t1 - t0;
     let domain = (0, extent);
@@ -330,6 +347,13 @@ fn timelines(a: &Analysis, t: &launchguard_trace::Timeline, f: &Findings, whose:
         let long: Vec<Span> = d.long_gaps(f.threshold_ns).collect();
         let flat = |v: &[Span]| v.iter().flat_map(|&(s, e)| [s - t0, e - t0]).collect::<Vec<i64>>();
         busy.shade = vec![("outside", flat(&outside)), ("gaphl", flat(&runs(&long, extent)))];
+        if let Some((k, _)) = rank {
+            // Back on this trace's clock.
+            let waiting: Vec<Span> =
+                k.waiting.iter().map(|&(s, e)| (s - k.offset_ns, e - k.offset_ns)).collect();
+            // Merged within a 4000th of the window: bounded however many collectives ran.
+            busy.overlay.push(("waitshade", flat(&runs(&waiting, extent))));
+        }
         if hover {
             busy.names = t.strings.lookup(&d.label).map(|id| kernel_names(t, id, t0));
         }
@@ -395,7 +419,19 @@ fn timelines(a: &Analysis, t: &launchguard_trace::Timeline, f: &Findings, whose:
             });
         }
     }
-    let timeline = tl::Timeline { origin: t0, domain, view: domain, rows, presets, lines: Vec::new() };
+    // With several ranks: first the window every rank was recorded in, on this trace's clock.
+    let common = rank.and_then(|(k, c)| c.map(|(s, e)| (s - k.offset_ns - t0, e - k.offset_ns - t0)));
+    let view = match common {
+        Some((s, e)) if s.max(0) < e.min(extent) => {
+            let range = (s.max(0), e.min(extent));
+            if range != domain {
+                presets.insert(0, Preset { label: "common window".into(), range });
+            }
+            range
+        }
+        _ => domain,
+    };
+    let timeline = tl::Timeline { origin: t0, domain, view, rows, presets, lines: Vec::new() };
     let over: u64 = a.devices.iter().map(|d| d.figures.gaps.over_threshold).sum();
     let title = if whose.is_empty() { "GPU timeline".to_string() } else { format!("GPU timeline, {whose}") };
     html! {
@@ -409,7 +445,9 @@ fn timelines(a: &Analysis, t: &launchguard_trace::Timeline, f: &Findings, whose:
                 }
                 "; each pixel column shows the busy fraction of its time. " span.key.gapkey { } " " (over) " gap(s) over " (charts::axis_us(f.threshold_us))
                 @if !f.replays.is_empty() { ", " span.key.replaykey { } " " (f.replays.len()) " graph replay(s)" }
-                "." @if hover { " Hover for the time and the kernel." } @else { " Hover for the time (kernel names are kept for traces of up to " (tl::MAX_KERNELS) " activities; the kernel table has them all)." }
+                "."
+                @if rank.is_some() { " " span.key.waitkey {} " waiting for a peer; shown first over the window every rank was recorded in (“whole” for all of it)." }
+                @if hover { " Hover for the time and the kernel." } @else { " Hover for the time (kernel names are kept for traces of up to " (tl::MAX_KERNELS) " activities; the kernel table has them all)." }
             }
             (tl::render(&timeline, &title))
         }
@@ -452,7 +490,8 @@ fn runs(spans: &[Span], extent: i64) -> Vec<Span> {
 
 /// Every rank one above the other on the common clock: compute, collectives without their
 /// waiting, and waiting for peers, first over the common window (where the verdicts are judged).
-fn ranks_timeline(r: &RanksView<'_>) -> Markup {
+/// Every rank's spans on the common clock, when the view has every rank's trace.
+fn rank_spans(r: &RanksView<'_>) -> Option<RanksSpans> {
     let ids: Vec<RankId> = r
         .analysis
         .ranks
@@ -461,10 +500,10 @@ fn ranks_timeline(r: &RanksView<'_>) -> Markup {
         .collect();
     let traces: Vec<RankTrace> =
         ids.iter().filter_map(|id| Some(RankTrace { id, trace: r.trace_of(id.rank)? })).collect();
-    if traces.len() != r.analysis.ranks.len() || traces.is_empty() {
-        return html! {};
-    }
-    let spans = RanksSpans::new(&traces);
+    (!traces.is_empty() && traces.len() == ids.len()).then(|| RanksSpans::new(&traces))
+}
+
+fn ranks_timeline(spans: &RanksSpans) -> Markup {
     let Some((lo, hi)) = spans.extent() else { return html! {} };
     let origin = spans.common.map_or(lo, |c| c.0);
     let domain = (lo - origin, hi - origin);

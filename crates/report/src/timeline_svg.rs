@@ -76,6 +76,9 @@ pub struct Row {
     /// Spans shaded behind this row (long gaps, time outside the measured windows), with classes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shade: Vec<(&'static str, Vec<i64>)>,
+    /// Spans drawn over what this row draws (waiting for a peer, inside busy time), with classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay: Vec<(&'static str, Vec<i64>)>,
     /// Kernel names under the cursor on this row: `[s, e, name index, …]` and the names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub names: Option<(Vec<i64>, Vec<String>)>,
@@ -112,6 +115,7 @@ impl Row {
             tip: None,
             ids: None,
             shade: Vec::new(),
+            overlay: Vec::new(),
             names: None,
             all_spans: spans.to_vec(),
         }
@@ -145,6 +149,7 @@ impl Row {
             tip: Some(tip.0),
             ids: tip.1,
             shade: Vec::new(),
+            overlay: Vec::new(),
             names: None,
             all_spans: spans.to_vec(),
         }
@@ -229,6 +234,11 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
                     }
                 }
             }
+            @for (class, spans) in &r.overlay {
+                @for w in runs_flat(spans, t1 - t0).chunks(2).filter(|w| w[1] > t0 && w[0] < t1) {
+                    rect class=(*class) x=(c(x(w[0]))) y=(c(y)) width=(c((x(w[1]) - x(w[0])).max(1.0))) height=(c(r.h)) {}
+                }
+            }
         });
         y += r.h + r.gap;
     }
@@ -253,6 +263,20 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
             text.readout x=(c(LABEL_W)) y="10" {}
         }
     }
+}
+
+/// Flattened spans merged where closer than a 2000th of `width`: a bounded number of overlay
+/// rectangles at any zoom of the reference drawing.
+fn runs_flat(spans: &[i64], width: i64) -> Vec<i64> {
+    let px = (width / 2000).max(1);
+    let mut out: Vec<i64> = Vec::new();
+    for w in spans.chunks(2) {
+        match out.len() {
+            n if n >= 2 && w[0] - out[n - 1] <= px => out[n - 1] = out[n - 1].max(w[1]),
+            _ => out.extend_from_slice(w),
+        }
+    }
+    out
 }
 
 fn mark_title(r: &Row, i: usize, s: i64, e: i64) -> String {
