@@ -3,7 +3,7 @@
 # takes a screenshot at each width to look at, and runs scripts/html-check.js inside a copy of
 # the page, which reports elements wider than the page, SVG labels clipped, overlapping or drawn
 # under 9 px, and whether a wheel step, a key press and a reset change the timeline's range.
-# Exit 1 when the page's script did not mark it drawn, or the check found a problem.
+# WIDTHS="1600 1200" checks other widths. Exit 1 when the page's script did not mark it drawn, or the check found a problem.
 #   scripts/check-html.sh REPORT.html [OUTDIR]      (screenshots OUTDIR/REPORT-1400.png, -800.png)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +24,7 @@ at = text.rindex("</body>")
 open(out, "w", encoding="utf-8").write(text[:at] + "<script>" + js + "</script>" + text[at:])
 PY
 status=0
-for width in 1400 800; do
+for width in ${WIDTHS:-1400 800}; do
   flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
     --disable-component-update --disable-sync --user-data-dir="$profile/u$width" --host-resolver-rules="MAP * ~NOTFOUND"
     --hide-scrollbars --window-size="$width,2600")

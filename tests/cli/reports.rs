@@ -531,3 +531,23 @@ fn the_layout_check_catches_overflow_clipping_and_overlaps() {
     assert!(c["small"].to_string().contains("tiny"), "{c}");
     assert!(c["zoom"].is_null(), "no timeline, no zoom");
 }
+
+#[test]
+fn public_traces_lay_out_at_both_widths() {
+    let Some(shared) = shared_dir() else { return };
+    // A histogram whose four markers need two legend lines (A100), and gap bins up to 500 ms whose
+    // last labels once overlapped (MI300X, SGLang decode).
+    for name in ["cuda/a100_graph_launches_rank0.json.gz", "rocm/mi300x_sglang_qwen3_8b_decode.json.gz"] {
+        let dir = tempfile::tempdir().unwrap();
+        let html = dir.path().join("r.html");
+        let out = launchguard()
+            .arg("analyze")
+            .arg(shared.join("traces/public").join(name))
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c < 2), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_laid_out(&html);
+    }
+}

@@ -117,7 +117,14 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
     // Edge labels at least 48 units apart: every k-th edge, the closing one when it falls on k;
     // the open bin says "≥" under itself instead.
     let closed = bins.len() - usize::from(open.is_some());
-    let labelled: Vec<usize> = (0..=closed).step_by((48.0 / bw).ceil().max(1.0) as usize).collect();
+    let mut labelled: Vec<usize> = (0..=closed).step_by((48.0 / bw).ceil().max(1.0) as usize).collect();
+    // The closing edge's label ends at the plot's end: the one before it must leave it room.
+    if open.is_none() && labelled.last() == Some(&closed) && labelled.len() >= 2 {
+        let before = labelled[labelled.len() - 2];
+        if (closed - before) as f64 * bw < 60.0 {
+            labelled.remove(labelled.len() - 2);
+        }
+    }
     // The markers' labels as a legend above the plot, never over a bar or a count; a marker in
     // the open bin is named there, not drawn at a place that would say a wrong value.
     let legend: Vec<(String, &str, bool)> = markers
@@ -127,26 +134,27 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
             None => (format!("{} (in the last bin)", m.label), m.class, false),
         })
         .collect();
-    let legend_x: Vec<f64> = legend
-        .iter()
-        .scan(ML, |x, (label, _, _)| {
-            let at = *x;
-            *x += 24.0 + 6.2 * label.chars().count() as f64;
-            Some(at)
-        })
-        .collect();
-    // Two lines when one does not hold them.
-    let per_line = legend_x.iter().position(|&x| x > ML + pw - 60.0).unwrap_or(legend.len()).max(1);
+    // Laid out left to right, on as many lines as they need.
+    let mut place: Vec<(f64, f64)> = Vec::with_capacity(legend.len());
+    let (mut lx, mut row) = (ML, 0.0);
+    for (label, _, _) in &legend {
+        let w = 24.0 + 6.2 * label.chars().count() as f64;
+        if lx + w > CHART_W - MR && lx > ML {
+            lx = ML;
+            row += 1.0;
+        }
+        place.push((lx, row));
+        lx += w;
+    }
+    let legend_h = 6.0 + 12.0 * (place.last().map_or(0.0, |p| p.1) + 1.0);
     html! {
-        svg.chart viewBox=(format!("0 0 {CHART_W} {}", c(CHART_H + HIST_LEGEND))) role="img" aria-label=(title) {
+        svg.chart viewBox=(format!("0 0 {CHART_W} {}", c(CHART_H + legend_h))) role="img" aria-label=(title) {
             text.ctitle x=(c(ML)) y="14" { (title) }
-            @for (k, (label, class, _)) in legend.iter().enumerate() {
-                @let row = (k / per_line) as f64;
-                @let x = legend_x[k] - legend_x[k - k % per_line] + ML;
+            @for ((label, class, _), &(x, row)) in legend.iter().zip(&place) {
                 line class=(format!("marker {class}")) x1=(c(x)) y1=(c(26.0 + 12.0 * row)) x2=(c(x + 12.0)) y2=(c(26.0 + 12.0 * row)) {}
                 text class=(format!("mlabel {class}")) x=(c(x + 15.0)) y=(c(29.5 + 12.0 * row)) { (label) }
             }
-            g transform=(format!("translate(0 {HIST_LEGEND})")) {
+            g transform=(format!("translate(0 {})", c(legend_h))) {
                 text.axis x="12" y=(c(MT + ph / 2.0)) transform=(format!("rotate(-90 12 {})", c(MT + ph / 2.0))) text-anchor="middle" { (y_label) }
                 line.axisline x1=(c(ML)) y1=(c(MT + ph)) x2=(c(ML + pw)) y2=(c(MT + ph)) {}
                 @for (i, b) in bins.iter().enumerate() {
@@ -183,9 +191,6 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
         }
     }
 }
-
-/// Height of the legend row of a histogram's markers.
-const HIST_LEGEND: f64 = 18.0;
 
 fn bin_label(b: &Bin) -> String {
     match b.hi {
