@@ -105,3 +105,70 @@ fn an_eager_trace_on_several_streams() {
     let doc = assert_kernel_table(&shared.join("traces/public/cuda/a100_trace_diff_control.json.gz"));
     assert!(doc["kernels"]["graphs"].as_array().unwrap().is_empty(), "no graph replay");
 }
+
+/// The rows of a CSV file, each a map from the header's names.
+fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    r.records()
+        .map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(str::to_string)).collect())
+        .collect()
+}
+
+#[test]
+fn the_csv_files_hold_the_json_rows() {
+    let Some(shared) = shared_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = launchguard()
+        .arg("analyze")
+        .arg(shared.join("traces/h200x2"))
+        .args(["--format", "json", "--csv"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Every rank's kernel rows over its trace and per graph, with full names and exact figures.
+    let kernels = csv_rows(&dir.path().join("kernels.csv"));
+    let mut want = 0;
+    for rank in doc["ranks"].as_array().unwrap() {
+        let k = &rank["analysis"]["kernels"];
+        let number = rank["rank"].to_string();
+        for (scope, rows) in [("trace", &k["kernels"]), ("graph", &k["graphs"][0]["kernels"])] {
+            for row in rows.as_array().unwrap() {
+                want += 1;
+                let found = kernels
+                    .iter()
+                    .find(|c| {
+                        c["rank"] == number
+                            && c["scope"] == scope
+                            && c["name"] == row["name"].as_str().unwrap()
+                    })
+                    .unwrap_or_else(|| panic!("{scope} {} in kernels.csv", row["name"]));
+                assert_eq!(found["count"], row["count"].to_string());
+                assert_eq!(found["total_us"].parse::<f64>().unwrap(), row["total_us"].as_f64().unwrap());
+                assert_eq!(found["p99_us"].parse::<f64>().unwrap(), row["p99_us"].as_f64().unwrap());
+            }
+        }
+    }
+    assert_eq!(kernels.len(), want, "one CSV row per JSON row");
+    // A row per replay of each rank; two rows per rank (own and common window).
+    let replays = csv_rows(&dir.path().join("replays.csv"));
+    assert_eq!(replays.len(), 200);
+    assert_eq!(
+        replays[0]["launch_us"].parse::<f64>().unwrap(),
+        doc["ranks"][0]["analysis"]["replays"][0]["launch_us"].as_f64().unwrap()
+    );
+    let ranks = csv_rows(&dir.path().join("ranks.csv"));
+    assert_eq!(ranks.len(), 4);
+    let worst = doc["across"]["worst_rank"].to_string();
+    assert!(ranks.iter().all(|r| (r["worst"] == "true") == (r["rank"] == worst)));
+    // Every gap of each rank: as many as the JSON counts.
+    let gaps = csv_rows(&dir.path().join("gaps.csv"));
+    let counted: u64 = doc["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["analysis"]["devices"][0]["gaps"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(gaps.len() as u64, counted);
+}
