@@ -35,10 +35,10 @@ pub enum Command {
         after_help = "Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm at zero delay; 2 error."
     )]
     Selftest(SelftestArgs),
-    /// Compare two check results (a baseline and a current run) with a statistical test on the
-    /// raw per-replay samples.
+    /// Compare a baseline and a current run — two check results, or two traces (or folders of
+    /// rank traces) — replay by replay, with a statistical test on the per-replay samples.
     #[command(
-        after_help = "Exit codes: 0 no significant regression; 1 a shift past the limits; 2 error or incomparable results."
+        after_help = "Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error."
     )]
     Compare(CompareArgs),
 }
@@ -309,10 +309,12 @@ pub struct SelftestArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: a check result (launchguard.check/1), e.g. from `check --save-baseline`.
+    /// The baseline: a check result (launchguard.check/1, e.g. from `check --save-baseline`), a
+    /// trace (JSON or gzip; one kept by `check --keep-trace` also compares its host samples), or
+    /// a folder of the rank traces of one run.
     #[arg(value_name = "BASELINE")]
     pub baseline: PathBuf,
-    /// The current check result.
+    /// The current run, of the same kind.
     #[arg(value_name = "CURRENT")]
     pub current: PathBuf,
     /// Output format.

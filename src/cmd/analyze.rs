@@ -85,7 +85,7 @@ fn is_trace_name(path: &Path) -> bool {
 
 /// The traces named on the command line, a folder standing for every trace file directly in it
 /// (sorted by name).
-fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for arg in args {
         if !arg.is_dir() {
