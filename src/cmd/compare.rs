@@ -49,7 +49,7 @@ enum Side {
     /// A `launchguard.check/1` result.
     Check(Box<launchguard_check::CheckReport>),
     /// The traces of one run, measured: one rank, or several.
-    Traces(TraceSide),
+    Traces(Box<TraceSide>),
 }
 
 /// A run's traces, measured and judged on their own.
@@ -68,12 +68,12 @@ struct TraceSide {
 fn side(path: &Path, settings: &Settings) -> anyhow::Result<Side> {
     if path.is_dir() {
         let paths = super::analyze::expand(&[path.to_path_buf()])?;
-        return traces(&paths, settings).map(Side::Traces);
+        return traces(&paths, settings).map(|t| Side::Traces(Box::new(t)));
     }
     if is_check_result(path)? {
         return Ok(Side::Check(Box::new(check_compare::read_result(path)?)));
     }
-    traces(&[path.to_path_buf()], settings).map(Side::Traces)
+    traces(&[path.to_path_buf()], settings).map(|t| Side::Traces(Box::new(t)))
 }
 
 /// Whether a file is one of launchguard's results: JSON whose first key is a `launchguard.*`
