@@ -265,7 +265,10 @@ pub fn kept_path(to: &Path, rank: u32, tp: u32) -> PathBuf {
 fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> {
     let dest = kept_path(to, rank, tp);
     let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    // tempfile creates 0600 files; a kept trace is for others to read too (CI artifacts).
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder.tempfile_in(dir)?;
     let mut input = std::fs::File::open(from)?;
     if dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
         let mut gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());
