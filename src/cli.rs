@@ -194,6 +194,17 @@ pub struct WorkloadArgs {
     pub inject_delay_ranks: Option<Vec<u32>>,
 }
 
+/// `--launcher` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LauncherArg {
+    /// A rank when the launcher's variables are set, else every rank here.
+    Auto,
+    /// One rank of a launched run: the variables must be set.
+    Env,
+    /// Every rank here (`--tp N`), whatever the environment says.
+    None,
+}
+
 /// Limits of the checks that `check` adds.
 #[derive(Debug, Args, Default, Clone)]
 pub struct CheckLimitArgs {
@@ -233,6 +244,19 @@ pub struct CheckArgs {
     /// versions): regressions past the [compare] limits fail.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// How the ranks start: `auto` (this process is one rank when a launcher's variables are
+    /// set: torchrun's RANK/WORLD_SIZE/LOCAL_RANK or Slurm's SLURM_PROCID/SLURM_NTASKS/
+    /// SLURM_LOCALID), `env` (it must be), or `none` (every rank runs here, --tp N).
+    #[arg(long, value_enum, default_value_t = LauncherArg::Auto)]
+    pub launcher: LauncherArg,
+    /// Under a launcher: the folder every rank can reach, where each rank leaves its trace and
+    /// rank 0 gathers them (a subfolder per run).
+    #[arg(long, value_name = "DIR", default_value = "launchguard-ranks")]
+    pub out: PathBuf,
+    /// Under a launcher: how long rank 0 waits for the other ranks once its own is done
+    /// [default: the --timeout].
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<u64>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     #[command(flatten)]

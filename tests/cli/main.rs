@@ -7,6 +7,7 @@ mod analyze;
 mod check;
 mod compare;
 mod labeled;
+mod launcher;
 mod oracle;
 mod parsers;
 mod ranks;

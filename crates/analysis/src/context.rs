@@ -169,6 +169,9 @@ pub struct WorkloadContext {
     /// Why the linkage was not inspected, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linkage_problem: Option<String>,
+    /// Wall seconds of each workload phase.
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
 }
 
 impl WorkloadContext {

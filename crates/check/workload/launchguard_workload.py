@@ -319,6 +319,13 @@ def run(cfg):
             import torch.distributed as dist
             dist.init_process_group("nccl", device_id=device)
             inv["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+            # One token per run, rank 0's, on every rank: launchguard tells this run's results
+            # from a previous run's left in the same folder.
+            token = [os.urandom(8).hex() if rank == 0 else None]
+            dist.broadcast_object_list(token, src=0)
+            result["session"] = token[0]
+        else:
+            result["session"] = os.urandom(8).hex()
 
     def barrier():
         if world > 1:
