@@ -281,8 +281,8 @@ def run(cfg):
     rank = int(os.environ.get("RANK", "0"))
     result_path = cfg["result_path"].replace("{rank}", str(rank))
     result = {"schema": PROTOCOL, "status": "ok", "rank": rank, "world_size": world,
-              "inventory": {"python": sys.executable, "python_version": platform.python_version(),
-                            "layer_env": layer_env()}}
+              "inventory": {"host": platform.node(), "python": sys.executable,
+                            "python_version": platform.python_version(), "layer_env": layer_env()}}
 
     def skip(reason):
         result["status"] = "skip"
