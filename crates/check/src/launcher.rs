@@ -272,6 +272,25 @@ impl Rendezvous {
         (!why.is_empty()).then(|| why.join("; "))
     }
 
+    /// Where the other ranks stand, one clause each (for a message when this run must end).
+    pub fn others(&self) -> String {
+        (0..self.me.world)
+            .filter(|&r| r != self.me.rank)
+            .map(|r| match self.status(r).filter(|s| self.this_run(s)) {
+                None => format!("rank {r} not heard from"),
+                Some(s) => format!(
+                    "rank {r} {} on host {} pid {} (last heard {:.0} s ago{})",
+                    s.state,
+                    s.host,
+                    s.pid,
+                    (now() - s.heartbeat).max(0.0),
+                    s.reason.as_deref().map_or(String::new(), |r| format!(": {r}"))
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// Waits until every rank is done with this run's `session`, then returns their traces in rank
     /// order. Fails as soon as a rank fails or stops answering, and after `timeout` naming the
     /// ranks without a result and where each was last seen.

@@ -170,7 +170,7 @@ fn run_launched(opts: &Options, l: &Launched) -> Result<CheckRun, CheckError> {
     let last_beat = std::cell::Cell::new(Instant::now());
     let stop = || -> Option<String> {
         if let Some(signal) = l.terminated.as_ref().and_then(|t| t()) {
-            return Some(signal);
+            return Some(format!("{signal}; {}", rendezvous.others()));
         }
         if last_beat.get().elapsed() < launcher::HEARTBEAT_EVERY {
             return None;
