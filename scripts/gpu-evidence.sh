@@ -10,6 +10,12 @@
 #   baseline – check --save-baseline, then --baseline healthy and with 10 µs injected
 #   four    – (4 GPUs) tp 2 beside a second reference ladder and quick, then tp 4
 #   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
+#   judge   – (2 GPUs) each preset checked with its trace kept and analyze of the kept trace; a
+#             TP=2 baseline, then 25 µs before every launch of rank 1 alone against it; kept
+#             traces of two healthy runs compared
+#   launchers – (2 GPUs) check --tp 2 beside two torchrun agents started separately (--nnodes 2,
+#             c10d rendezvous on localhost) and two processes with Slurm's variables set by hand;
+#             a rank killed under torchrun
 # Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
 # $OUT/evidence.tar.gz (the device returns few files).
 set -u
@@ -114,6 +120,89 @@ four() {
   tp 4
 }
 
+# judge: one judge for check and analyze; a slow rank alone caught against a baseline.
+judge() {
+  ( export CUDA_VISIBLE_DEVICES=0
+    for p in reference qwen3-0.6b; do
+      run "check-$p-a" check --preset "$p" --keep-trace "$E/$p-a.json.gz" --json "$E/check-$p-a.json"
+      run "analyze-$p-a" analyze "$E/$p-a.json.gz"
+    done
+    run check-reference-b check --preset reference --keep-trace "$E/reference-b.json.gz"
+    run compare-reference-kept compare "$E/reference-a.json.gz" "$E/reference-b.json.gz" ) &
+  ( export CUDA_VISIBLE_DEVICES=1
+    run check-tiny-a check --preset tiny --keep-trace "$E/tiny-a.json.gz" --json "$E/check-tiny-a.json"
+    run analyze-tiny-a analyze "$E/tiny-a.json.gz"
+    run check-tiny-b check --preset tiny --keep-trace "$E/tiny-b.json.gz"
+    run compare-tiny-kept compare "$E/tiny-a.json.gz" "$E/tiny-b.json.gz"
+    run check-tiny-delay50 check --preset tiny --inject-delay-us 50 --keep-trace "$E/tiny-delay50.json.gz"
+    run analyze-tiny-delay50 analyze "$E/tiny-delay50.json.gz" ) &
+  wait
+  run check-tp2-save-baseline check --tp 2 --timeout 120 --save-baseline "$E/tp2-baseline.json" --keep-trace "$E/tp2-a.json.gz"
+  run analyze-tp2-kept analyze "$E/tp2-a.rank0.json.gz" "$E/tp2-a.rank1.json.gz"
+  run check-tp2-rank1-delay25-vs-baseline check --tp 2 --timeout 120 --inject-delay-us 25 --inject-delay-ranks 1 \
+    --baseline "$E/tp2-baseline.json"
+}
+
+# launchers: the same TP=2 run three ways, then a rank killed under torchrun.
+launchers() {
+  run check-tp2-local check --tp 2 --timeout 120 --json "$E/launch-local.json"
+  local port=$((29400 + RANDOM % 500)) i
+  agents "torchrun" "$port" "lg-$port" --json "$E/launch-torchrun.json"
+  # Slurm's variables, set by hand: srun is not installed on this machine.
+  { echo "\$ SLURM_PROCID=r SLURM_NTASKS=2 SLURM_LOCALID=0 CUDA_VISIBLE_DEVICES=r MASTER_ADDR=127.0.0.1 MASTER_PORT=$((port+1)) launchguard check (r = 0, 1)"
+    echo "# srun is not installed here: the variables srun would set, set by hand"
+    for i in 0 1; do
+      ( export CUDA_VISIBLE_DEVICES=$i SLURM_PROCID=$i SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_JOB_ID=777 \
+               MASTER_ADDR=127.0.0.1 MASTER_PORT=$((port + 1))
+        "$BIN" check --timeout 120 --out "$E/slurm-ranks" --json "$E/launch-slurm-$i.json" > "$E/slurm-$i.out" 2>&1
+        echo "# rank $i exit code $?" >> "$E/slurm-$i.out" ) &
+    done
+    wait
+    for i in 0 1; do echo "--- rank $i"; cat "$E/slurm-$i.out"; done; } > "$E/launch-slurm.txt" 2>&1
+  echo "--- launch-slurm: $(grep '^# rank' "$E/launch-slurm.txt" | tr '\n' ' ')"
+  # A rank killed: rank 1's workload process, 8 s after its agent started (inside the profiled
+  # phases), under torchrun; rank 0 must end with exit 2 naming rank 1.
+  { echo "\$ two torchrun agents as above; kill -9 rank 1's workload 8 s in"
+    port=$((port + 2))
+    ( agents "torchrun-kill" "$port" "lg-kill-$port" ) &
+    local victim=""
+    for i in $(seq 1 200); do
+      for p in $(pgrep -f launchguard_workload.py); do
+        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
+      done
+      [ -n "$victim" ] && break; sleep 0.1
+    done
+    sleep 8
+    echo "# killing rank 1's workload: pid ${victim:-none} at $(date -u +%T)"; [ -n "$victim" ] && kill -9 "$victim"
+    wait
+    echo "# done at $(date -u +%T)"
+    cat "$E/torchrun-kill.txt"
+    sleep 2
+    echo "# workload processes left: $(pgrep -fc launchguard_workload.py)"; } > "$E/launch-kill.txt" 2>&1
+  echo "--- launch-kill: $(grep -E '^# |exit code' "$E/launch-kill.txt" | tr '\n' ' ' | cut -c1-400)"
+}
+
+# agents NAME PORT RDZV_ID ARGS...: two torchrun agents (node ranks 0 and 1, one GPU each),
+# started separately, meeting through c10d on localhost; each runs launchguard as its worker.
+agents() {
+  local name=$1 port=$2 id=$3; shift 3
+  {
+    echo "\$ torchrun --nnodes 2 --nproc-per-node 1 --node-rank N --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:$port --rdzv-id $id --no-python launchguard check --timeout 120 --out DIR $* (N = 0, 1; CUDA_VISIBLE_DEVICES=N)"
+    echo "# $(date -u +%FT%TZ)"
+    local n
+    for n in 0 1; do
+      ( export CUDA_VISIBLE_DEVICES=$n
+        /usr/bin/time -f "# node $n wall %e s" torchrun --nnodes 2 --nproc-per-node 1 --node-rank $n \
+          --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$port" --rdzv-id "$id" --max-restarts 0 \
+          --no-python "$BIN" check --timeout 120 --wait 60 --out "$E/$name-ranks" "$@" > "$E/$name-node$n.out" 2>&1
+        echo "# node $n torchrun exit code $?" >> "$E/$name-node$n.out" ) &
+    done
+    wait
+    for n in 0 1; do echo "--- node $n"; cat "$E/$name-node$n.out"; done
+  } > "$E/$name.txt" 2>&1
+  echo "--- $name: $(grep -E 'exit code|^verdict' "$E/$name.txt" | tr '\n' ' ' | cut -c1-300)"
+}
+
 machine
 while [ $# -gt 0 ]; do
   case $1 in
@@ -122,6 +211,8 @@ while [ $# -gt 0 ]; do
     baseline) baseline; shift ;;
     four) four; shift ;;
     tp) tp "$2"; shift 2 ;;
+    judge) judge; shift ;;
+    launchers) launchers; shift ;;
     *) echo "unknown scenario $1"; exit 2 ;;
   esac
 done

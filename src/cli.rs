@@ -31,6 +31,8 @@ pub enum ColorArg {
     Never,
 }
 
+// Parsed once per process: boxing the larger variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Analyze a Kineto / Chrome trace (CUDA or ROCm): occupancy, gaps, graph launches, replays.
@@ -53,10 +55,10 @@ pub enum Command {
         after_help = "Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm at zero delay; 2 error."
     )]
     Selftest(SelftestArgs),
-    /// Compare two check results (a baseline and a current run) with a statistical test on the
-    /// raw per-replay samples.
+    /// Compare a baseline and a current run — two check results, or two traces (or folders of
+    /// rank traces) — replay by replay, with a statistical test on the per-replay samples.
     #[command(
-        after_help = "Exit codes: 0 no significant regression; 1 a shift past the limits; 2 error or incomparable results."
+        after_help = "Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error."
     )]
     Compare(CompareArgs),
 }
@@ -218,6 +220,17 @@ pub struct WorkloadArgs {
     pub inject_delay_ranks: Option<Vec<u32>>,
 }
 
+/// `--launcher` values.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum LauncherArg {
+    /// A rank when the launcher's variables are set, else every rank here.
+    Auto,
+    /// One rank of a launched run: the variables must be set.
+    Env,
+    /// Every rank here (`--tp N`), whatever the environment says.
+    None,
+}
+
 /// Limits of the checks that `check` adds.
 #[derive(Debug, Args, Default, Clone)]
 pub struct CheckLimitArgs {
@@ -257,6 +270,19 @@ pub struct CheckArgs {
     /// versions): regressions past the [compare] limits fail.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// How the ranks start: `auto` (this process is one rank when a launcher's variables are
+    /// set: torchrun's RANK/WORLD_SIZE/LOCAL_RANK or Slurm's SLURM_PROCID/SLURM_NTASKS/
+    /// SLURM_LOCALID), `env` (it must be), or `none` (every rank runs here, --tp N).
+    #[arg(long, value_enum, default_value_t = LauncherArg::Auto)]
+    pub launcher: LauncherArg,
+    /// Under a launcher: the folder every rank can reach, where each rank leaves its trace and
+    /// rank 0 gathers them (a subfolder per run).
+    #[arg(long, value_name = "DIR", default_value = "launchguard-ranks")]
+    pub out: PathBuf,
+    /// Under a launcher: how long rank 0 waits for the other ranks once its own is done
+    /// [default: the --timeout].
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<u64>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     #[command(flatten)]
@@ -333,10 +359,12 @@ pub struct SelftestArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: a check result (launchguard.check/1), e.g. from `check --save-baseline`.
+    /// The baseline: a check result (launchguard.check/1, e.g. from `check --save-baseline`), a
+    /// trace (JSON or gzip; one kept by `check --keep-trace` also compares its host samples), or
+    /// a folder of the rank traces of one run.
     #[arg(value_name = "BASELINE")]
     pub baseline: PathBuf,
-    /// The current check result.
+    /// The current run, of the same kind.
     #[arg(value_name = "CURRENT")]
     pub current: PathBuf,
     /// Output format.

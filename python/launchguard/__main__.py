@@ -17,6 +17,9 @@ def main() -> int:
         print(f"launchguard: error: {e}", file=sys.stderr)
         return 2
     argv = [binary, *sys.argv[1:]]
+    # check's workload runs with this interpreter unless --python or the config names another:
+    # `torchrun -m launchguard check` then uses the environment torchrun was started from.
+    os.environ.setdefault("LAUNCHGUARD_PYTHON", sys.executable)
     if sys.platform == "win32":
         # No exec on Windows that keeps the console and exit code: wait for a child instead.
         return subprocess.run(argv, check=False).returncode

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use launchguard_analysis::analyze::{analyze, Options};
-use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
+use launchguard_analysis::model_ranks::RanksAnalysis;
+use launchguard_analysis::ranks::{combine, measure_rank, rank_of, RankPart};
 use launchguard_analysis::Analysis;
 use launchguard_trace::{Parser, Trace};
 
@@ -76,15 +77,16 @@ fn usable(a: &Analysis, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`).
+/// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`),
+/// not the status files `check` under a launcher leaves beside its traces.
 fn is_trace_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    name.ends_with(".json") || name.ends_with(".json.gz")
+    (name.ends_with(".json") || name.ends_with(".json.gz")) && !name.ends_with(".status.json")
 }
 
 /// The traces named on the command line, a folder standing for every trace file directly in it
 /// (sorted by name).
-fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for arg in args {
         if !arg.is_dir() {
@@ -119,6 +121,23 @@ fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
     Ok(trace)
 }
 
+/// Measures the ranks' traces on all cores, each trace dropped once measured: memory holds as many
+/// traces as there are cores reading, never every rank's at once.
+fn measure_ranks(paths: &[PathBuf], parser: Parser, opts: &Options) -> anyhow::Result<RanksAnalysis> {
+    use rayon::prelude::*;
+    let parts = paths
+        .par_iter()
+        .map(|p| -> anyhow::Result<RankPart> {
+            let trace = read(p, parser)?;
+            let id = rank_of(&trace)?;
+            let part = measure_rank(&trace, id, opts)?;
+            usable(&part.analysis, p).with_context(|| format!("rank {}", part.id.rank))?;
+            Ok(part)
+        })
+        .collect::<anyhow::Result<Vec<RankPart>>>()?;
+    Ok(combine(parts)?)
+}
+
 /// Several traces: the ranks of one run. Report files (`--junit`, `--html`, …) show every rank,
 /// with the checks across ranks; `--annotate-trace` writes an annotated copy per rank.
 fn several(
@@ -132,23 +151,36 @@ fn several(
         opts.within.is_none(),
         "--within works on one trace only for now: the cross-rank figures cover whole traces"
     );
-    let traces = paths.iter().map(|p| read(p, parser)).collect::<anyhow::Result<Vec<Trace>>>()?;
-    let ids = identify(&traces)?;
-    let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
-    let figures = analyze_ranks(&ranks, opts)?;
-    for (rank, r) in figures.ranks.iter().zip(&ranks) {
-        usable(&rank.analysis, &r.trace.source.path).with_context(|| format!("rank {}", rank.rank))?;
-    }
+    let figures = measure_ranks(paths, parser, opts)?;
     let result = launchguard_judge::ranks(figures, settings);
     let document = launchguard_report::Document::of(&result)?;
-    let (worst, worst_trace) = result
+    let worst = result
         .ranks
         .iter()
-        .zip(&ranks)
-        .find(|(r, _)| r.rank == result.across.worst_rank)
-        .map(|(r, t)| (r, t.trace))
+        .find(|r| r.rank == result.across.worst_rank)
         .context("the worst rank is not among the ranks")?;
-    let every: Vec<&Trace> = traces.iter().collect();
+    // Every rank's trace was dropped once measured: read again for the reports that draw or
+    // copy every rank (the HTML, the annotated copies, the gaps CSV), else the worst rank's alone
+    // for the single-trace part of the view.
+    let r = &args.reports;
+    let again: Vec<Trace> = if r.html.is_some() || r.annotate_trace.is_some() || r.csv.is_some() {
+        paths.iter().map(|p| launchguard_trace::read_with(p, parser)).collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
+    let worst_alone;
+    let worst_trace: &Trace = match again
+        .iter()
+        .find(|t| t.source.path.display().to_string() == worst.analysis.figures.source.path)
+    {
+        Some(t) => t,
+        None => {
+            worst_alone =
+                launchguard_trace::read_with(Path::new(&worst.analysis.figures.source.path), parser)?;
+            &worst_alone
+        }
+    };
+    let every: Vec<&Trace> = again.iter().collect();
     let view = launchguard_report::View::of_analysis(
         &worst.analysis.figures,
         &worst_trace.timeline,

@@ -5,8 +5,9 @@ use std::io::IsTerminal;
 use launchguard_check::{CheckReport, CheckRun, Options, Workload};
 use launchguard_judge::Verdict;
 
-use crate::cli::{CheckArgs, CheckLimitArgs, Format, ThresholdArgs, WorkloadArgs};
+use crate::cli::{CheckArgs, CheckLimitArgs, Format, LauncherArg, ThresholdArgs, WorkloadArgs};
 use crate::outputs;
+use launchguard_check::launcher;
 
 /// Builds the workload from the preset and the knobs.
 pub fn workload(args: &WorkloadArgs, preset_default: &str) -> anyhow::Result<Workload> {
@@ -79,17 +80,77 @@ pub fn options(
         progress,
         linkage,
         baseline: None,
+        launched: None,
         settings,
     })
+}
+
+/// This process's rank when a launcher started it (see `--launcher`).
+fn launched(
+    args: &CheckArgs,
+    timeout_s: u64,
+    tp_flag: Option<u32>,
+) -> anyhow::Result<Option<launchguard_check::Launched>> {
+    let env = |k: &str| std::env::var(k).ok();
+    let rank = match args.launcher {
+        LauncherArg::None => return Ok(None),
+        LauncherArg::Auto => launcher::detect(&env).map_err(anyhow::Error::msg)?,
+        LauncherArg::Env => Some(launcher::detect(&env).map_err(anyhow::Error::msg)?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "--launcher env: neither RANK and WORLD_SIZE (torchrun) nor SLURM_PROCID and SLURM_NTASKS (srun) are set"
+            )
+        })?),
+    };
+    let Some(rank) = rank else { return Ok(None) };
+    if let Some(tp) = tp_flag.filter(|&tp| tp != rank.world) {
+        anyhow::bail!(
+            "--tp {tp} but the launcher started {} ranks (WORLD_SIZE): leave --tp out under a launcher",
+            rank.world
+        );
+    }
+    if rank.world > 1 {
+        for var in ["MASTER_ADDR", "MASTER_PORT"] {
+            anyhow::ensure!(
+                env(var).is_some_and(|v| !v.is_empty()),
+                "rank {} of {}: {var} is not set; the ranks meet at MASTER_ADDR:MASTER_PORT (torchrun sets them; with srun, set them to the first node and a free port)",
+                rank.rank,
+                rank.world
+            );
+        }
+    }
+    // The launcher ends a run with SIGTERM: the workload is stopped and the run said to have
+    // failed, naming what is known, rather than dying mid-write.
+    let term = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, std::sync::Arc::clone(&term))?;
+    let terminated = move || {
+        term.load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| "the launcher ended the run (SIGTERM)".to_string())
+    };
+    Ok(Some(launchguard_check::Launched {
+        rank,
+        out: args.out.clone(),
+        run_id: launcher::run_id(&env),
+        wait: std::time::Duration::from_secs(args.wait.unwrap_or(timeout_s)),
+        terminated: Some(std::sync::Arc::new(terminated)),
+    }))
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let progress = args.format == Format::Text || std::io::stderr().is_terminal();
     let mut opts = options(&args.workload, &args.thresholds, &args.limits, progress)?;
     opts.keep_trace = args.keep_trace.clone();
+    opts.launched = launched(&args, opts.settings.config.check.timeout_s, args.workload.tp)?;
+    if let Some(l) = &opts.launched {
+        opts.settings.config.check.tp = l.rank.world;
+    }
     // Read the baseline first: a bad file should not cost a GPU run.
     opts.baseline = args.baseline.as_deref().map(launchguard_check::compare::read_result).transpose()?;
     let run = launchguard_check::run(&opts)?;
+    if run.delegated {
+        // Rank 0 gives the verdict; this rank's part is done.
+        eprintln!("launchguard: {}", run.report.reason.as_deref().unwrap_or("rank 0 judges the run"));
+        return Ok(0);
+    }
     if run.report.verdict == Verdict::Skip {
         let reason = run.report.reason.as_deref().unwrap_or("cannot run here");
         anyhow::ensure!(!args.require_gpu, "--require-gpu: {reason}");

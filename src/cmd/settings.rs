@@ -70,6 +70,12 @@ pub fn check(
     if let Some(p) = &workload.python {
         c.python = p.clone();
         flagged.push("python");
+    } else if let Some(p) = std::env::var("LAUNCHGUARD_PYTHON").ok().filter(|p| !p.is_empty()) {
+        // `python -m launchguard` names the interpreter it runs in (a default, not the user's
+        // choice: a missing one is still a skip).
+        if !s.explicit.contains("check.python") {
+            c.python = p;
+        }
     }
     if let Some(t) = workload.tp {
         c.tp = t;

@@ -67,12 +67,18 @@ fn assert_kernel_table(trace: &Path) -> Value {
     }
     let graphs = k["graphs"].as_array().unwrap();
     assert_eq!(graphs.len(), want.graphs.len(), "graphs");
-    for (g, (replays, per_replay, rows)) in graphs.iter().zip(&want.graphs) {
+    for (i, (g, (replays, per_replay, rows))) in graphs.iter().zip(&want.graphs).enumerate() {
         assert_eq!(
             (g["replays"].as_u64(), g["kernels_per_replay"].as_u64()),
             (Some(*replays), Some(*per_replay))
         );
         assert_rows(&format!("graph {}", g["graph"]), &g["kernels"], rows);
+        // The analysis's own graphs, numbered alike.
+        let same = &doc["replay_summary"]["graphs"][i];
+        assert_eq!(
+            (g["graph"].as_u64(), same["replays"].as_u64(), same["kernels"].as_u64()),
+            (Some(i as u64), Some(*replays), Some(*per_replay))
+        );
     }
     doc
 }
@@ -97,6 +103,13 @@ fn a_tensor_parallel_rank_with_its_all_reduces() {
     let names: Vec<&str> =
         doc["kernels"]["kernels"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert!(names.iter().any(|n| n.starts_with("ncclDevKernel_AllReduce")), "{names:?}");
+}
+
+#[test]
+fn fourteen_graphs_each_with_its_kernels() {
+    let Some(shared) = shared_dir() else { return };
+    let doc = assert_kernel_table(&shared.join("traces/public/cuda/a100_graph_launches_rank0.json.gz"));
+    assert_eq!(doc["kernels"]["graphs"].as_array().unwrap().len(), 14);
 }
 
 #[test]
@@ -154,6 +167,7 @@ fn the_csv_files_hold_the_json_rows() {
     // A row per replay of each rank; two rows per rank (own and common window).
     let replays = csv_rows(&dir.path().join("replays.csv"));
     assert_eq!(replays.len(), 200);
+    assert!(replays.iter().all(|r| r["graph"] == "0"), "one graph per rank");
     assert_eq!(
         replays[0]["launch_us"].parse::<f64>().unwrap(),
         doc["ranks"][0]["analysis"]["replays"][0]["launch_us"].as_f64().unwrap()

@@ -9,6 +9,7 @@ mod compare;
 mod formats;
 mod kernels;
 mod labeled;
+mod launcher;
 mod oracle;
 mod parsers;
 mod ranks;

@@ -545,7 +545,8 @@ pub struct KernelRow {
 
 /// The kernel table of a trace (no `--within`): per name over the trace, per (device, stream),
 /// and per graph, a graph being the replays whose GPU activities have the same sorted list of
-/// names. Graphs are listed by replays, most first, as (replays, activities per replay, rows).
+/// names. Graphs are listed in the order of their first replay's launch, as (replays, activities
+/// per replay, rows).
 #[derive(Debug, Clone)]
 pub struct KernelTable {
     pub all: BTreeMap<String, KernelRow>,
@@ -584,7 +585,8 @@ pub fn kernel_table(doc: &Value) -> KernelTable {
     let origin = events(doc).iter().find_map(|e| micros_parts(e.get("ts"))).map_or(0, |p| p.0);
     // (device, stream, name, duration, correlation) of every GPU activity; launched correlations.
     let mut acts = Vec::new();
-    let mut launched: Vec<u64> = Vec::new();
+    // Launched correlation ids, with their launch's start.
+    let mut launched: Vec<(u64, f64)> = Vec::new();
     for e in events(doc) {
         let Some((_, dur)) = complete(e, origin) else { continue };
         let cat = e.get("cat").and_then(Value::as_str).unwrap_or("");
@@ -594,7 +596,8 @@ pub fn kernel_table(doc: &Value) -> KernelTable {
             let stream = label(arg(e, "stream")).or_else(|| label(e.get("tid"))).unwrap_or_default();
             acts.push((device, stream, name, dur, correlation(e)));
         } else if launch_re.is_match(&name) {
-            launched.extend(correlation(e));
+            let start = complete(e, origin).map_or(0.0, |(ts, _)| ts);
+            launched.extend(correlation(e).map(|c| (c, start)));
         }
     }
     let all: Vec<(String, f64)> = acts.iter().map(|a| (a.2.clone(), a.3)).collect();
@@ -605,23 +608,28 @@ pub fn kernel_table(doc: &Value) -> KernelTable {
     // Each replay's names, sorted: its signature.
     let mut per_replay: BTreeMap<u64, Vec<(String, f64)>> = BTreeMap::new();
     for a in &acts {
-        if let Some(c) = a.4.filter(|c| launched.contains(c)) {
+        if let Some(c) = a.4.filter(|c| launched.iter().any(|l| l.0 == *c)) {
             per_replay.entry(c).or_default().push((a.2.clone(), a.3));
         }
     }
-    // Keyed by the sorted names: (replays, every activity's name and duration).
-    type Graphs = BTreeMap<Vec<String>, (u64, Vec<(String, f64)>)>;
+    let start_of = |c: u64| launched.iter().find(|l| l.0 == c).map_or(f64::INFINITY, |l| l.1);
+    // Keyed by the sorted names: (first launch, replays, every activity's name and duration).
+    type Graphs = BTreeMap<Vec<String>, (f64, u64, Vec<(String, f64)>)>;
     let mut graphs: Graphs = BTreeMap::new();
-    for items in per_replay.into_values() {
+    for (c, items) in per_replay {
         let mut names: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
         names.sort();
-        let g = graphs.entry(names).or_default();
-        g.0 += 1;
-        g.1.extend(items);
+        let g = graphs.entry(names).or_insert((f64::INFINITY, 0, Vec::new()));
+        g.0 = g.0.min(start_of(c));
+        g.1 += 1;
+        g.2.extend(items);
     }
-    let mut graphs: Vec<(u64, u64, BTreeMap<String, KernelRow>)> =
-        graphs.into_iter().map(|(names, (n, items))| (n, names.len() as u64, kernel_rows(&items))).collect();
-    graphs.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let mut graphs: Vec<(f64, u64, u64, BTreeMap<String, KernelRow>)> = graphs
+        .into_iter()
+        .map(|(names, (first, n, items))| (first, n, names.len() as u64, kernel_rows(&items)))
+        .collect();
+    graphs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let graphs = graphs.into_iter().map(|(_, n, k, rows)| (n, k, rows)).collect();
     KernelTable {
         all: kernel_rows(&all),
         streams: per_stream.into_iter().map(|(k, v)| (k, kernel_rows(&v))).collect(),

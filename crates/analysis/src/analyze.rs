@@ -504,17 +504,40 @@ struct CorrelatedWork {
     first: i64,
     last: i64,
     device: u32,
+    /// Name of the activity that starts first, and of the one that ends last.
+    first_name: u32,
+    last_name: u32,
+    /// Sum of the name hashes of its activities: the same kernels give the same sum in any order,
+    /// in any trace.
+    names: u64,
+}
+
+/// A hash of a name that is the same in every trace and every process (a fixed seed), so that
+/// graphs of two traces can be matched by their kernels.
+fn stable_hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x6c61_756e_6368_6775).hash_one(s)
 }
 
 type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>);
 
 fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
+    // Each name's hash once (0: not yet), indexed by its string id.
+    let mut name_hash = vec![0u64; t.strings.len()];
     // The kernels of one replay share its launch's correlation id and come one after another:
     // the entry of the last id is kept at hand instead of looked up again.
     let mut last: Option<(u64, CorrelatedWork)> = None;
     for a in &t.activities {
         if let Some(c) = a.correlation {
+            let h = match name_hash[a.name as usize] {
+                0 => {
+                    let h = stable_hash(t.strings.get(a.name)).max(1);
+                    name_hash[a.name as usize] = h;
+                    h
+                }
+                h => h,
+            };
             let w = match &mut last {
                 Some((lc, w)) if *lc == c => w,
                 _ => {
@@ -526,16 +549,24 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
                         first: a.start,
                         last: a.end,
                         device: a.device,
+                        first_name: a.name,
+                        last_name: a.name,
+                        names: 0,
                     });
                     &mut last.insert((c, w)).1
                 }
             };
             w.kernels += 1;
+            w.names = w.names.wrapping_add(h);
             if a.start < w.first {
                 w.first = a.start;
                 w.device = a.device;
+                w.first_name = a.name;
             }
-            w.last = w.last.max(a.end);
+            if a.end > w.last {
+                w.last = a.end;
+                w.last_name = a.name;
+            }
         }
     }
     if let Some((lc, w)) = last {
@@ -564,6 +595,8 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut apis: Vec<String> = Vec::new();
     let mut durations: Vec<f64> = Vec::with_capacity(launches.len());
     let mut replays = Vec::with_capacity(launches.len());
+    let mut graphs: Vec<GraphFigures> = Vec::new();
+    let mut graph_of: FastMap<(u64, u64), u32> = FastMap::default();
     for (i, l) in launches.iter().enumerate() {
         let api = launch_api_name(l.api);
         if !apis.iter().any(|a| a == api) {
@@ -572,7 +605,24 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
         durations.push(us(l.end - l.start));
         let w = l.correlation.and_then(|c| work.get(&c));
         let idle_before = w.and_then(|w| idle_before(&busy_by_device[w.device as usize], w.first));
+        // Replays of one graph: the same number of kernels with the same names.
+        let graph = w.map(|w| {
+            *graph_of.entry((w.kernels, w.names)).or_insert_with(|| {
+                graphs.push(GraphFigures {
+                    kernels: w.kernels,
+                    replays: 0,
+                    signature: format!("{:016x}", w.names),
+                    first_kernel: t.strings.get(w.first_name).to_string(),
+                    last_kernel: t.strings.get(w.last_name).to_string(),
+                });
+                graphs.len() as u32 - 1
+            })
+        });
+        if let Some(g) = graph {
+            graphs[g as usize].replays += 1;
+        }
         replays.push(Replay {
+            graph,
             index: i as u64,
             correlation: l.correlation,
             device: w.map(|w| t.strings.get(w.device).to_string()),
@@ -599,7 +649,8 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
             max: kernel_counts.iter().copied().max(),
         },
     };
-    let summary = summarize(&replays);
+    let mut summary = summarize(&replays);
+    summary.graphs = graphs;
     (launches, replays, summary, work)
 }
 
@@ -655,6 +706,7 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
         idle_before_p50_us: sorted(&|r| r.idle_before_us),
         steady_idle_before_p50_us: median(&mut steady_idle),
         kernel_counts,
+        graphs: Vec::new(),
     }
 }
 

@@ -53,6 +53,9 @@ pub struct MetricFigures {
     /// The rank it belongs to, in runs of several ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u64>,
+    /// The graph it belongs to, in traces of several graphs (`44 kernels`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<String>,
     /// What it is, in words.
     pub label: String,
     /// Unit of the values (`µs`, or empty for a fraction).
@@ -173,6 +176,7 @@ fn samples(id: &str, label: &str, base: &[f64], cur: &[f64], b: Bootstrap) -> Me
     MetricFigures {
         id: id.into(),
         rank: None,
+        graph: None,
         label: label.into(),
         unit: "µs".into(),
         worse: Worse::Higher,
@@ -187,14 +191,15 @@ fn samples(id: &str, label: &str, base: &[f64], cur: &[f64], b: Bootstrap) -> Me
     }
 }
 
-/// One figure per run: GPU time per replay (µs, higher is worse) or occupancy (a fraction, lower
-/// is worse).
+/// One figure per run: GPU time per replay (µs, higher is worse), a count of gaps (higher is
+/// worse) or occupancy (a fraction, unit empty, lower is worse).
 fn single(id: &str, label: &str, unit: &str, b: Option<f64>, c: Option<f64>) -> MetricFigures {
     let side = |v: Option<f64>| Side { n: usize::from(v.is_some()), median: v };
     let shift = b.zip(c).map(|(bv, cv)| cv - bv);
     MetricFigures {
         id: id.into(),
         rank: None,
+        graph: None,
         label: label.into(),
         unit: unit.into(),
         worse: if unit.is_empty() { Worse::Lower } else { Worse::Higher },
@@ -207,4 +212,172 @@ fn single(id: &str, label: &str, unit: &str, b: Option<f64>, c: Option<f64>) -> 
         p_value: None,
         u: None,
     }
+}
+
+/// What one trace (one rank) measured, for a comparison of traces: per graph its per-replay
+/// samples, and its steady state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TraceSamples {
+    /// The rank (`None` for a trace of one process).
+    pub rank: Option<u64>,
+    /// Per graph, in order of first replay.
+    pub graphs: Vec<GraphSamples>,
+    /// The occupancy the judge judges: the lowest device's over its steady state (with several
+    /// ranks: the rank's, excluding waiting for peers, over the common window).
+    pub occupancy: Option<f64>,
+    /// Idle gaps over the gap threshold in the steady state (the device with the most).
+    pub gaps: Option<f64>,
+}
+
+/// The per-replay samples of one graph.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GraphSamples {
+    /// GPU activities per replay.
+    pub kernels: u64,
+    /// Hash of its kernels' names ([`crate::model::GraphFigures::signature`]).
+    pub signature: String,
+    /// Graph-launch call durations.
+    pub launch_us: Vec<f64>,
+    /// Host time from this replay's launch to the next launch: the host's cost per step.
+    pub interval_us: Vec<f64>,
+    /// First GPU activity start to last end, per replay.
+    pub gpu_span_us: Vec<f64>,
+    /// GPU idle before each replay, the first one on each device left out.
+    pub idle_before_us: Vec<f64>,
+}
+
+impl TraceSamples {
+    /// The samples of one trace's figures; `occupancy` overrides the trace's own (a rank's
+    /// occupancy excluding waiting for peers).
+    pub fn of(a: &crate::model::Analysis, rank: Option<u64>, occupancy: Option<f64>) -> Self {
+        let mut graphs: Vec<GraphSamples> = a
+            .replay_summary
+            .graphs
+            .iter()
+            .map(|g| GraphSamples {
+                kernels: g.kernels,
+                signature: g.signature.clone(),
+                ..GraphSamples::default()
+            })
+            .collect();
+        let mut seen_devices: Vec<&str> = Vec::new();
+        for (i, r) in a.replays.iter().enumerate() {
+            let Some(g) = r.graph.and_then(|g| graphs.get_mut(g as usize)) else { continue };
+            g.launch_us.push(r.launch_us);
+            if let Some(next) = a.replays.get(i + 1) {
+                g.interval_us.push(next.launch_start_us - r.launch_start_us);
+            }
+            if let Some(span) = r.gpu_span_us {
+                g.gpu_span_us.push(span);
+            }
+            let first_on_device = r.device.as_deref().is_some_and(|d| {
+                let first = !seen_devices.contains(&d);
+                if first {
+                    seen_devices.push(d);
+                }
+                first
+            });
+            if let (false, Some(idle)) = (first_on_device, r.idle_before_us) {
+                g.idle_before_us.push(idle);
+            }
+        }
+        let steady =
+            |d: &crate::model::Device| d.steady.as_ref().map_or(d.figures.clone(), |s| s.figures.clone());
+        TraceSamples {
+            rank,
+            graphs,
+            occupancy: occupancy.or_else(|| a.devices.iter().map(|d| steady(d).occupancy).reduce(f64::min)),
+            gaps: a.devices.iter().map(|d| steady(d).gaps.over_threshold as f64).reduce(f64::max),
+        }
+    }
+}
+
+/// The metrics of traces `current` against `baseline`, rank by rank and graph by graph. Graphs
+/// are matched by the names of their kernels, else by their kernel count (another process may
+/// pick other GEMM kernels for the same graph); the main graph is the most replayed.
+pub fn trace_metrics(
+    baseline: &[TraceSamples],
+    current: &[TraceSamples],
+    b: Bootstrap,
+) -> Vec<MetricFigures> {
+    let mut ranks: Vec<Option<u64>> = baseline.iter().chain(current).map(|r| r.rank).collect();
+    ranks.sort();
+    ranks.dedup();
+    let empty = TraceSamples::default();
+    let mut out = Vec::new();
+    for rank in ranks {
+        let base = baseline.iter().find(|r| r.rank == rank).unwrap_or(&empty);
+        let cur = current.iter().find(|r| r.rank == rank).unwrap_or(&empty);
+        let several = base.graphs.len() > 1 || cur.graphs.len() > 1;
+        let mut matched_cur: Vec<usize> = Vec::new();
+        for bg in &base.graphs {
+            let by_names = cur.graphs.iter().position(|c| c.signature == bg.signature);
+            let by_count = || {
+                cur.graphs
+                    .iter()
+                    .enumerate()
+                    .position(|(i, c)| c.kernels == bg.kernels && !matched_cur.contains(&i))
+            };
+            let Some(ci) = by_names.filter(|i| !matched_cur.contains(i)).or_else(by_count) else { continue };
+            matched_cur.push(ci);
+            let cg = &cur.graphs[ci];
+            let graph = several.then(|| format!("{} kernels", bg.kernels));
+            let mut add = |m: MetricFigures| out.push(MetricFigures { rank, graph: graph.clone(), ..m });
+            add(samples("graph_launch", "graph-launch duration", &bg.launch_us, &cg.launch_us, b));
+            add(samples(
+                "launch_interval",
+                "host time from one launch to the next",
+                &bg.interval_us,
+                &cg.interval_us,
+                b,
+            ));
+            add(samples(
+                "gpu_span",
+                "GPU time per replay (first kernel to last)",
+                &bg.gpu_span_us,
+                &cg.gpu_span_us,
+                b,
+            ));
+            add(samples(
+                "idle_before",
+                "GPU idle before each replay",
+                &bg.idle_before_us,
+                &cg.idle_before_us,
+                b,
+            ));
+        }
+        let mut add = |m: MetricFigures| out.push(MetricFigures { rank, ..m });
+        add(single("occupancy", "occupancy of the steady state", "", base.occupancy, cur.occupancy));
+        add(single("gaps", "idle gaps over the threshold in the steady state", "gaps", base.gaps, cur.gaps));
+    }
+    out
+}
+
+/// What identifies a trace's setup, field by field: the GPU, the profiler, the number of ranks,
+/// the main graph (the most replayed: its kernel count, and whether its kernels are the same),
+/// and from `check`'s context, when the trace has one, the software versions and the workload.
+/// The judge decides which differences block a comparison.
+pub fn trace_facts(a: &crate::model::Analysis) -> Vec<(String, String)> {
+    let unknown = || "unknown".to_string();
+    let mut gpus: Vec<&str> = a.devices.iter().filter_map(|d| d.name.as_deref()).collect();
+    gpus.dedup();
+    let mut out = vec![
+        ("gpu_name".to_string(), if gpus.is_empty() { unknown() } else { gpus.join(", ") }),
+        ("profiler".to_string(), a.trace.profiler.clone().unwrap_or_else(unknown)),
+        ("world_size".to_string(), a.trace.world_size.unwrap_or(1).to_string()),
+    ];
+    let main = a.replay_summary.graphs.iter().max_by_key(|g| g.replays);
+    out.push(("graph.kernels".to_string(), main.map_or_else(unknown, |g| g.kernels.to_string())));
+    out.push(("graph.kernel_names".to_string(), main.map_or_else(unknown, |g| g.signature.clone())));
+    if let Some(w) = &a.workload {
+        let inv = w.inventory.clone().unwrap_or_default();
+        let text = |v: Option<String>| v.unwrap_or_else(unknown);
+        out.push(("torch".to_string(), text(inv.torch)));
+        out.push(("cuda".to_string(), text(inv.cuda)));
+        out.push(("hip".to_string(), text(inv.hip)));
+        out.push(("driver".to_string(), text(inv.driver)));
+        out.push(("preset".to_string(), w.workload.preset.clone()));
+        out.push(("inject_delay_us".to_string(), w.inject_delay_us.to_string()));
+    }
+    out
 }

@@ -99,6 +99,9 @@ impl PhaseReport {
 /// The software, hardware and loaded layers of the workload process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Inventory {
+    /// The host the process ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Interpreter path.
     #[serde(default)]
     pub python: Option<String>,
@@ -169,6 +172,9 @@ pub struct WorkloadContext {
     /// Why the linkage was not inspected, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linkage_problem: Option<String>,
+    /// Wall seconds of each workload phase.
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
 }
 
 impl WorkloadContext {

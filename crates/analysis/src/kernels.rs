@@ -43,7 +43,7 @@ pub struct Kernels {
     pub devices: Vec<ScopeKernels>,
     /// Per stream, for the devices with several streams.
     pub streams: Vec<ScopeKernels>,
-    /// Per graph: the replays that ran the same kernels.
+    /// Per graph of `replay_summary.graphs`, in its order.
     pub graphs: Vec<GraphKernels>,
 }
 
@@ -89,7 +89,7 @@ pub struct ScopeKernels {
 /// The rows of one graph.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphKernels {
-    /// Graph number: 0 for the graph replayed most.
+    /// Its index in `replay_summary.graphs` (and the replays' `graph`).
     pub graph: u64,
     /// Replays that ran it.
     pub replays: u64,
@@ -242,16 +242,9 @@ pub(crate) fn kernels(t: &Timeline, devices: &[DeviceInput<'_, '_>], replays: &[
     out
 }
 
-/// A name id spread over 64 bits, so that the sum over a replay's names tells multisets apart.
-fn mix(name: u32) -> u64 {
-    let mut x = u64::from(name).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// The graphs' rows; `whole` is the trace's rows and activity count, which a graph that ran every
-/// activity has too (the usual profiled decode loop: not measured twice).
+/// The graphs' rows, one per graph of `replay_summary.graphs` (the replays' `graph`), in its
+/// order; `whole` is the trace's rows and activity count, which a graph that ran every activity
+/// has too (the usual profiled decode loop: not measured twice).
 fn graphs(
     t: &Timeline,
     devices: &[DeviceInput<'_, '_>],
@@ -259,60 +252,36 @@ fn graphs(
     by: &mut ByName,
     whole: (&[KernelRow], u64),
 ) -> Vec<GraphKernels> {
-    let replay_of: FastMap<u64, u32> =
-        replays.iter().enumerate().filter_map(|(i, r)| r.correlation.map(|c| (c, i as u32))).collect();
-    if replay_of.is_empty() {
+    let count = replays.iter().filter_map(|r| r.graph).max().map_or(0, |g| g as usize + 1);
+    if count == 0 {
         return Vec::new();
     }
-    // The replay of each activity, looked up once: a replay's kernels come one after another, so
-    // the last correlation id's answer is kept at hand.
+    let graph_of: FastMap<u64, u32> =
+        replays.iter().filter_map(|r| Some((r.correlation?, r.graph?))).collect();
+    // Each graph's activities, in one pass: a replay's kernels come one after another, so the
+    // last correlation id's answer is kept at hand.
+    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
     let mut last: Option<(u64, Option<u32>)> = None;
-    let mut replay_at = |a: &GpuActivity| -> Option<u32> {
-        let c = a.correlation?;
-        match last {
-            Some((lc, r)) if lc == c => r,
-            _ => {
-                let r = replay_of.get(&c).copied();
-                last = Some((c, r));
-                r
-            }
-        }
-    };
-    let of: Vec<Vec<u32>> =
-        devices.iter().map(|d| d.acts.iter().map(|a| replay_at(a).unwrap_or(u32::MAX)).collect()).collect();
-    // Each replay's signature: activity count and the sum of its names' mixes.
-    let mut sig: Vec<(u64, u64)> = vec![(0, 0); replays.len()];
-    for (d, of) in devices.iter().zip(&of) {
-        for (a, &r) in d.acts.iter().zip(of) {
-            if let Some(s) = sig.get_mut(r as usize) {
-                s.0 += 1;
-                s.1 = s.1.wrapping_add(mix(a.name));
+    for d in devices {
+        for a in d.acts.iter() {
+            let Some(c) = a.correlation else { continue };
+            let g = match last {
+                Some((lc, g)) if lc == c => g,
+                _ => {
+                    let g = graph_of.get(&c).copied();
+                    last = Some((c, g));
+                    g
+                }
+            };
+            if let Some(g) = g {
+                members[g as usize].push(a);
             }
         }
     }
-    // Graphs by replays, most first; ties: more activities, then the earlier first replay.
-    let mut found: FastMap<(u64, u64), (u64, u64)> = FastMap::default();
-    for (i, s) in sig.iter().enumerate().filter(|(_, s)| s.0 > 0) {
-        let e = found.entry(*s).or_insert((0, i as u64));
-        e.0 += 1;
-    }
-    let mut order: Vec<((u64, u64), (u64, u64))> = found.into_iter().collect();
-    order.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.0 .0.cmp(&a.0 .0)).then(a.1 .1.cmp(&b.1 .1)));
-    let graph_of: FastMap<(u64, u64), u32> =
-        order.iter().enumerate().map(|(g, (s, _))| (*s, g as u32)).collect();
-    let replay_graph: Vec<u32> = sig.iter().map(|s| graph_of.get(s).copied().unwrap_or(u32::MAX)).collect();
-    // Each graph's activities, in one pass; then each graph's rows.
-    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); order.len()];
-    for (d, of) in devices.iter().zip(&of) {
-        for (a, &r) in d.acts.iter().zip(of) {
-            if let Some(m) = replay_graph.get(r as usize).and_then(|&g| members.get_mut(g as usize)) {
-                m.push(a);
-            }
-        }
-    }
-    drop(of);
-    let mut out = Vec::with_capacity(order.len());
-    for (g, (((kernels_per_replay, _), (count, first)), acts)) in order.into_iter().zip(members).enumerate() {
+    let mut out = Vec::with_capacity(count);
+    for (g, acts) in members.into_iter().enumerate() {
+        let of_graph = || replays.iter().filter(|r| r.graph == Some(g as u32));
+        let (n, first) = (of_graph().count() as u64, of_graph().next());
         let (kernels, total) = if acts.len() as u64 == whole.1 {
             let total: i64 = acts.iter().map(|a| a.end - a.start).sum();
             (whole.0.to_vec(), total)
@@ -321,13 +290,12 @@ fn graphs(
             let (kernels, _, total) = by.finish(t);
             (kernels, total)
         };
-        drop(acts);
         out.push(GraphKernels {
             graph: g as u64,
-            replays: count,
-            first_replay: replays[first as usize].index,
-            kernels_per_replay,
-            gpu_time_per_replay_us: total as f64 / count as f64 / 1000.0,
+            replays: n,
+            first_replay: first.map_or(0, |r| r.index),
+            kernels_per_replay: first.map_or(0, |r| r.kernels),
+            gpu_time_per_replay_us: if n > 0 { total as f64 / n as f64 / 1000.0 } else { 0.0 },
             kernels,
         });
     }
@@ -348,14 +316,5 @@ mod tests {
         assert_eq!(percentile_ns(&mut [], 50.0), 0.0);
         // Even count: the median halfway between the middle two.
         assert_eq!(percentile_ns(&mut [4, 1, 3, 2], 50.0), 2.5);
-    }
-
-    #[test]
-    fn a_signature_is_the_multiset_of_names() {
-        let a = mix(1).wrapping_add(mix(2)).wrapping_add(mix(2));
-        let b = mix(2).wrapping_add(mix(1)).wrapping_add(mix(2));
-        let c = mix(1).wrapping_add(mix(1)).wrapping_add(mix(2));
-        assert_eq!(a, b);
-        assert_ne!(a, c);
     }
 }

@@ -233,6 +233,9 @@ pub struct Replay {
     pub gpu_span_us: Option<f64>,
     /// Idle time of the device just before the first activity (0 when the device was busy).
     pub idle_before_us: Option<f64>,
+    /// Which of [`ReplaySummary::graphs`] it replayed (none when it started no GPU work).
+    #[serde(default)]
+    pub graph: Option<u32>,
 }
 
 /// Summary over the replays.
@@ -260,6 +263,25 @@ pub struct ReplaySummary {
     /// most frequent first: several counts that each recur are several graphs.
     #[serde(default)]
     pub kernel_counts: Vec<CountOf>,
+    /// The graphs replayed: replays with the same number of kernels of the same names, in order
+    /// of first replay.
+    #[serde(default)]
+    pub graphs: Vec<GraphFigures>,
+}
+
+/// One graph, as its replays show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphFigures {
+    /// GPU activities per replay.
+    pub kernels: u64,
+    /// Replays of it.
+    pub replays: u64,
+    /// Hash of its kernels' names, the same for the same kernels in any trace (hex).
+    pub signature: String,
+    /// The kernel that starts a replay.
+    pub first_kernel: String,
+    /// The kernel that ends it.
+    pub last_kernel: String,
 }
 
 /// How many replays ran a given number of GPU activities.

@@ -32,6 +32,9 @@ pub struct RankAnalysis {
     pub rank: u64,
     /// Where the rank came from: `distributedInfo` or `file name`.
     pub rank_from: String,
+    /// The node (host) it ran on, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// The collective kernels of this rank.
     pub collectives: Collectives,
     /// Figures over this rank's own window (first to last GPU activity).
@@ -106,6 +109,27 @@ pub struct Across {
     /// The same over the replays that started inside the common window on every rank: without
     /// the warm-up, where one rank waits for a peer whose profiler has not started.
     pub skew_common: Option<Skew>,
+    /// Per node, when the ranks ran on several known nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeFigures>,
+}
+
+/// The ranks of one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeFigures {
+    /// The node's host name.
+    pub node: String,
+    /// Its ranks.
+    pub ranks: Vec<u64>,
+    /// The lowest occupancy of its ranks (excluding waiting for peers, over the common window).
+    pub occupancy_min: f64,
+    /// Their median occupancy.
+    pub occupancy_median: f64,
+    /// Replays one of its ranks started last (on the GPU) across all ranks: a slow node collects
+    /// them.
+    pub last_to_start: u64,
+    /// The median shift of its ranks' clocks onto the common clock, µs.
+    pub clock_offset_us: f64,
 }
 
 /// The clock check.

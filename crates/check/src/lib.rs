@@ -8,6 +8,7 @@
 //! of a kept trace gives `check`'s verdict. The Python side ([`protocol::SCRIPT`]) only measures.
 
 pub mod compare;
+pub mod launcher;
 pub mod model;
 pub mod preset;
 pub mod progress;
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use launchguard_analysis::context::{PhaseReport, WorkloadContext, SCHEMA as CONTEXT_SCHEMA};
 use launchguard_analysis::ranks::{analyze_ranks, rank_of, RankTrace};
-use launchguard_analysis::{analyze, Options as MeasureOptions};
+use launchguard_analysis::{analyze, Analysis, Options as MeasureOptions};
 use launchguard_judge::{Settings, Verdict};
 use launchguard_trace::{Timeline, Trace};
 
@@ -55,6 +56,8 @@ pub struct Options {
     pub linkage: Result<serde_json::Value, String>,
     /// A baseline to compare this run with (`--baseline`).
     pub baseline: Option<CheckReport>,
+    /// This process is one rank of a run a launcher started.
+    pub launched: Option<Launched>,
 }
 
 /// A finished check: the report, and each rank's trace for the reports that draw them.
@@ -63,6 +66,9 @@ pub struct CheckRun {
     pub report: CheckReport,
     /// Each rank's trace (with its context event), in rank order; empty for a skip.
     pub traces: Vec<Trace>,
+    /// This process is a rank other than 0 of a launched run: its results are handed over, rank 0
+    /// judges the run (`report.reason` says where).
+    pub delegated: bool,
 }
 
 impl CheckRun {
@@ -116,14 +122,150 @@ pub fn skipped(opts: &Options, reason: impl Into<String>) -> CheckReport {
     r
 }
 
-/// Runs the check.
+/// Runs the check: every rank here (`--tp N` on this host), or this process's rank of a run a
+/// launcher started ([`Options::launched`]).
 pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
+    if let Some(l) = &opts.launched {
+        return run_launched(opts, l);
+    }
     let started = Instant::now();
+    let tp = opts.settings.config.check.tp.max(1);
+    let workdir = workdir()?;
+    let outcome = match runner::run(request(opts, workdir.path(), None, None)) {
+        Ok(o) => o,
+        Err(e) => return skip_or_fail(opts, e),
+    };
+    if let Some(skip) = skip_of(opts, &outcome) {
+        return Ok(skip);
+    }
+    // What each rank measured besides its trace goes into the trace, which is then read and
+    // measured as `analyze` would.
+    let mut paths = Vec::with_capacity(outcome.results.len());
+    for (result, raw) in outcome.results.iter().zip(&outcome.traces) {
+        let with_context = workdir.path().join(format!("trace.context.rank{}.json", result.rank));
+        write_with_context(raw, &with_context, &context_of(opts, result, tp))?;
+        if let Some(keep) = &opts.keep_trace {
+            keep_trace(&with_context, keep, result.rank, tp)?;
+        }
+        paths.push(with_context);
+    }
+    judge_traces(&paths, opts, started)
+}
+
+/// This process's rank of a run a launcher started: its workload runs here, its trace (with its
+/// context) goes to the run's folder, and rank 0 waits for every rank's, then judges them all as
+/// `--tp N` would. The other ranks return [`CheckRun::delegated`].
+fn run_launched(opts: &Options, l: &Launched) -> Result<CheckRun, CheckError> {
+    let started = Instant::now();
+    let me = l.rank;
+    let rendezvous = launcher::Rendezvous::new(&l.out, &l.run_id, me).map_err(anyhow::Error::from)?;
+    rendezvous.claim().map_err(anyhow::Error::from)?;
+    let fail = |why: String| {
+        rendezvous.failed(&why);
+        CheckError::Other(anyhow::anyhow!(why))
+    };
+    // While the workload runs: a heartbeat for the other ranks, and a stop when one of them
+    // failed or stopped answering (a collective would wait for it forever), or the launcher
+    // asked this process to end.
+    let last_beat = std::cell::Cell::new(Instant::now());
+    let stop = || -> Option<String> {
+        if let Some(signal) = l.terminated.as_ref().and_then(|t| t()) {
+            return Some(format!("{signal}; {}", rendezvous.others()));
+        }
+        if last_beat.get().elapsed() < launcher::HEARTBEAT_EVERY {
+            return None;
+        }
+        last_beat.set(Instant::now());
+        let _ = rendezvous.heartbeat();
+        rendezvous.broken()
+    };
+    let workdir = workdir()?;
+    let outcome = match runner::run(request(opts, workdir.path(), Some(me), Some(&stop))) {
+        Ok(o) => o,
+        Err(e) => {
+            let who = format!("rank {}", me.rank);
+            return match skip_or_fail(opts, e) {
+                Ok(skip) => {
+                    rendezvous
+                        .failed(&format!("{who} skipped: {}", skip.report.reason.as_deref().unwrap_or("")));
+                    Ok(skip)
+                }
+                Err(e) => Err(fail(format!("{e:#}"))),
+            };
+        }
+    };
+    if let Some(skip) = skip_of(opts, &outcome) {
+        rendezvous.failed(&format!(
+            "rank {} skipped: {}",
+            me.rank,
+            skip.report.reason.as_deref().unwrap_or("")
+        ));
+        return Ok(skip);
+    }
+    let (result, raw) = (&outcome.results[0], &outcome.traces[0]);
+    let with_context = workdir.path().join("trace.context.json");
+    write_with_context(raw, &with_context, &context_of(opts, result, me.world))
+        .map_err(|e| fail(format!("{e:#}")))?;
+    if let Some(keep) = &opts.keep_trace {
+        keep_trace(&with_context, keep, me.rank, me.world)?;
+    }
+    keep_trace(&with_context, &rendezvous.trace_path(me.rank), me.rank, 1)
+        .map_err(|e| fail(format!("{e:#}")))?;
+    rendezvous.done(result.session.clone()).map_err(anyhow::Error::from)?;
+    if me.rank != 0 {
+        let mut report = base_report(opts);
+        report.reason = Some(format!(
+            "rank {} of {}: its trace is in {}; rank 0 judges the run",
+            me.rank,
+            me.world,
+            rendezvous.dir().display()
+        ));
+        return Ok(CheckRun { report, traces: Vec::new(), delegated: true });
+    }
+    let traces = rendezvous
+        .wait_all(result.session.as_deref(), l.wait, Duration::from_millis(200))
+        .map_err(|e| CheckError::Other(anyhow::anyhow!("{e}")))?;
+    judge_traces(&traces, opts, started)
+}
+
+/// A rank of a run started by a launcher, and where the ranks meet.
+#[derive(Clone)]
+pub struct Launched {
+    /// This process's rank.
+    pub rank: runner::LaunchedRank,
+    /// The folder every rank can reach.
+    pub out: PathBuf,
+    /// The run's id ([`launcher::run_id`]).
+    pub run_id: String,
+    /// How long rank 0 waits for the other ranks once its own rank is done.
+    pub wait: Duration,
+    /// Whether the launcher asked this process to end (SIGTERM), with what to say.
+    pub terminated: Option<std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Launched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launched")
+            .field("rank", &self.rank)
+            .field("out", &self.out)
+            .field("run_id", &self.run_id)
+            .finish()
+    }
+}
+
+fn workdir() -> Result<tempfile::TempDir, CheckError> {
+    Ok(tempfile::Builder::new().prefix("launchguard-check-").tempdir().map_err(runner::RunError::Setup)?)
+}
+
+/// The workload run to make here.
+fn request<'a>(
+    opts: &'a Options,
+    workdir: &'a Path,
+    launched: Option<runner::LaunchedRank>,
+    stop: Option<&'a dyn Fn() -> Option<String>>,
+) -> runner::Request<'a> {
     let cfg = &opts.settings.config;
-    let tp = cfg.check.tp.max(1);
-    let workdir =
-        tempfile::Builder::new().prefix("launchguard-check-").tempdir().map_err(runner::RunError::Setup)?;
-    let request = runner::Request {
+    runner::Request {
         python: &cfg.check.python,
         config: protocol::WorkloadConfig {
             schema: protocol::CONFIG_SCHEMA,
@@ -134,74 +276,75 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
             result_path: String::new(),
             annotation: ANNOTATION.to_string(),
         },
-        tp,
+        tp: launched.map_or(cfg.check.tp.max(1), |l| l.world),
         timeout: Duration::from_secs(cfg.check.timeout_s),
         progress: opts.progress,
-        workdir: workdir.path(),
-    };
-    let outcome = match runner::run(request) {
-        Ok(o) => o,
-        Err(runner::RunError::Python { python, cause })
+        workdir,
+        launched,
+        stop,
+    }
+}
+
+/// A missing default interpreter is a skip (no Python here), anything else an error.
+fn skip_or_fail(opts: &Options, e: runner::RunError) -> Result<CheckRun, CheckError> {
+    match e {
+        runner::RunError::Python { python, cause }
             if !opts.python_explicit && cause.kind() == std::io::ErrorKind::NotFound =>
         {
             let report = skipped(opts, format!("no Python interpreter '{python}' on this machine"));
-            return Ok(CheckRun { report, traces: Vec::new() });
+            Ok(CheckRun { report, traces: Vec::new(), delegated: false })
         }
-        Err(e) => return Err(e.into()),
-    };
-    let mut report = base_report(opts);
-    if let Some(skip) = outcome.results.iter().find(|r| r.status != "ok") {
-        report.reason = Some(skip.reason.clone().unwrap_or_else(|| "the workload could not run here".into()));
-        report.inventory = Some(skip.inventory.clone());
-        return Ok(CheckRun { report, traces: Vec::new() });
+        e => Err(e.into()),
     }
+}
 
-    // What each rank measured besides its trace goes into the trace, which is then read and
-    // measured as `analyze` would.
-    let mut traces = Vec::with_capacity(outcome.results.len());
-    let mut ranks = Vec::with_capacity(outcome.results.len());
-    for (result, raw) in outcome.results.iter().zip(&outcome.traces) {
-        let phases: BTreeMap<String, PhaseReport> = result
-            .phases
-            .iter()
-            .map(|(k, p)| {
-                (
-                    k.clone(),
-                    PhaseReport::from_samples(
-                        p.host_us.clone(),
-                        p.steady_host_us.clone(),
-                        p.gpu_us_per_replay,
-                    ),
-                )
-            })
-            .collect();
-        let context = WorkloadContext {
-            schema: CONTEXT_SCHEMA.to_string(),
-            launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
-            workload: opts.workload.clone(),
-            tp,
-            rank: result.rank,
-            inject_delay_us: opts.inject_delay_us,
-            inject_delay_ranks: opts.inject_delay_ranks.clone(),
-            phases: phases.clone(),
-            inventory: Some(result.inventory.clone()),
-            linkage: opts.linkage.as_ref().ok().cloned(),
-            linkage_problem: opts.linkage.as_ref().err().cloned(),
-        };
-        let with_context = workdir.path().join(format!("trace.context.rank{}.json", result.rank));
-        write_with_context(raw, &with_context, &context)?;
-        if let Some(keep) = &opts.keep_trace {
-            keep_trace(&with_context, keep, result.rank, tp)?;
-        }
-        traces.push(launchguard_trace::read(&with_context)?);
-        ranks.push(RankReport { rank: result.rank, device_index: result.inventory.device_index, phases });
+/// The skip report when a rank could not run the workload here (no torch, no GPU).
+fn skip_of(opts: &Options, outcome: &runner::Outcome) -> Option<CheckRun> {
+    let skip = outcome.results.iter().find(|r| r.status != "ok")?;
+    let mut report = base_report(opts);
+    report.reason = Some(skip.reason.clone().unwrap_or_else(|| "the workload could not run here".into()));
+    report.inventory = Some(skip.inventory.clone());
+    Some(CheckRun { report, traces: Vec::new(), delegated: false })
+}
+
+/// What a rank measured besides its trace.
+fn context_of(opts: &Options, result: &protocol::WorkloadResult, tp: u32) -> WorkloadContext {
+    let phases: BTreeMap<String, PhaseReport> = result
+        .phases
+        .iter()
+        .map(|(k, p)| {
+            (
+                k.clone(),
+                PhaseReport::from_samples(p.host_us.clone(), p.steady_host_us.clone(), p.gpu_us_per_replay),
+            )
+        })
+        .collect();
+    WorkloadContext {
+        schema: CONTEXT_SCHEMA.to_string(),
+        launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload: opts.workload.clone(),
+        tp,
+        rank: result.rank,
+        inject_delay_us: opts.inject_delay_us,
+        inject_delay_ranks: opts.inject_delay_ranks.clone(),
+        phases,
+        inventory: Some(result.inventory.clone()),
+        linkage: opts.linkage.as_ref().ok().cloned(),
+        linkage_problem: opts.linkage.as_ref().err().cloned(),
+        timings: result.timings.clone(),
     }
+}
+
+/// Reads the ranks' traces (each with its context), measures them as `analyze` does and judges
+/// them once, the baseline comparison included: the check's report.
+pub fn judge_traces(paths: &[PathBuf], opts: &Options, started: Instant) -> Result<CheckRun, CheckError> {
+    let cfg = &opts.settings.config;
+    let traces: Vec<Trace> = paths.iter().map(|p| launchguard_trace::read(p)).collect::<Result<_, _>>()?;
     let measure = MeasureOptions { gap_us: cfg.thresholds.gap_us, ..MeasureOptions::default() };
-    let rank0 = &outcome.results[0];
-    report.inventory = Some(rank0.inventory.clone());
-    report.timings = rank0.timings.clone();
-    report.phases = ranks[0].phases.clone();
-    if tp > 1 {
+    let mut report = base_report(opts);
+    report.tp = traces.len() as u32;
+    let contexts: Vec<(Analysis, Option<&Trace>)>;
+    if traces.len() > 1 {
         // The ranks together: waiting for peers kept apart from busy time, occupancy over the
         // window every rank was recorded in, the worst rank decides.
         let ids = traces.iter().map(rank_of).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::from)?;
@@ -210,13 +353,35 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
         let figures = analyze_ranks(&rank_traces, &measure).map_err(anyhow::Error::from)?;
         let judged = launchguard_judge::ranks(figures, &opts.settings);
         report.thresholds = judged.ranks[0].analysis.limits.thresholds.clone();
-        report.ranks = ranks;
+        contexts = judged.ranks.iter().map(|r| (r.analysis.figures.clone(), None)).collect();
         report.across = Some(judged);
     } else {
         let figures = analyze(&traces[0], &measure).map_err(anyhow::Error::from)?;
         let judged = launchguard_judge::analysis(figures, &opts.settings);
         report.thresholds = judged.limits.thresholds.clone();
+        contexts = vec![(judged.figures.clone(), None)];
         report.analysis = Some(judged);
+    }
+    // Each rank's samples and inventory, from the context it left in its trace.
+    let mut ranks = Vec::new();
+    for (a, _) in &contexts {
+        let w = a
+            .workload
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("{}: no launchguard context in the trace", a.source.path))?;
+        ranks.push(RankReport {
+            rank: w.rank,
+            device_index: w.inventory.as_ref().and_then(|i| i.device_index),
+            phases: w.phases.clone(),
+        });
+        if w.rank == 0 || report.inventory.is_none() {
+            report.inventory = w.inventory.clone();
+            report.timings = w.timings.clone();
+            report.phases = w.phases.clone();
+        }
+    }
+    if traces.len() > 1 {
+        report.ranks = ranks;
     }
     report.comparison = opts.baseline.as_ref().map(|b| compare::compare(b, &report, &cfg.compare, false));
     let (checks, verdict) = match (&report.across, &report.analysis) {
@@ -229,7 +394,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
     report.checks = checks;
     report.verdict = verdict;
     report.timings.insert("wall_s".into(), started.elapsed().as_secs_f64());
-    Ok(CheckRun { report, traces })
+    Ok(CheckRun { report, traces, delegated: false })
 }
 
 /// Writes `raw` with `context` as a metadata event to `to`.
@@ -265,7 +430,10 @@ pub fn kept_path(to: &Path, rank: u32, tp: u32) -> PathBuf {
 fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> {
     let dest = kept_path(to, rank, tp);
     let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    // tempfile creates 0600 files; a kept trace is for others to read too (CI artifacts).
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder.tempfile_in(dir)?;
     let mut input = std::fs::File::open(from)?;
     if dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
         let mut gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());

@@ -81,6 +81,10 @@ pub struct WorkloadResult {
     /// Wall time per phase, seconds (`import_s`, `capture_s`, …).
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
+    /// A token rank 0 drew and broadcast to every rank once they met: the same in every rank's
+    /// result of one run, another in the next run.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 fn one() -> u32 {

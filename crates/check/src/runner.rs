@@ -60,6 +60,9 @@ pub enum RunError {
     /// Setting up the run failed.
     #[error("cannot set up the workload: {0}")]
     Setup(#[from] std::io::Error),
+    /// Told to stop while it ran (another rank failed, the launcher ended the run).
+    #[error("the workload was stopped: {0}")]
+    Stopped(String),
 }
 
 /// A workload run to make.
@@ -70,15 +73,32 @@ pub struct Request<'a> {
     pub config: WorkloadConfig,
     /// Ranks (1 = no torch.distributed).
     pub tp: u32,
+    /// This process is one rank of a run started by a launcher (torchrun, srun): only that rank
+    /// runs here, in the launcher's process group rendezvous; `None`: every rank runs here.
+    pub launched: Option<LaunchedRank>,
     /// Seconds before everything is killed.
     pub timeout: Duration,
     /// Show phase progress on stderr.
     pub progress: bool,
     /// Directory for the trace, result and script (a private temp dir).
     pub workdir: &'a Path,
+    /// Asked every few milliseconds while the workload runs: a reason to stop it (another rank
+    /// failed, the launcher ended the run), or `None` to go on.
+    pub stop: Option<&'a dyn Fn() -> Option<String>>,
 }
 
-/// Results of every rank, in rank order.
+/// One rank of a run started by a launcher, as its environment names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchedRank {
+    /// The rank.
+    pub rank: u32,
+    /// Ranks in all.
+    pub world: u32,
+    /// The rank on its node: its GPU.
+    pub local_rank: u32,
+}
+
+/// Results of every rank run here, in rank order.
 pub struct Outcome {
     /// One result per rank.
     pub results: Vec<WorkloadResult>,
@@ -155,17 +175,37 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
     let config_path = req.workdir.join("config.json");
     std::fs::write(&config_path, serde_json::to_vec_pretty(&req.config).map_err(std::io::Error::other)?)?;
 
-    let port = if req.tp > 1 { free_port()? } else { 0 };
+    // Every rank here, on loopback; or the one rank a launcher started, in its rendezvous.
+    let (world, ranks): (u32, Vec<usize>) = match req.launched {
+        Some(l) => (l.world, vec![l.rank as usize]),
+        None => (req.tp, (0..req.tp as usize).collect()),
+    };
+    let port = if req.tp > 1 && req.launched.is_none() { free_port()? } else { 0 };
     let mut guard = GroupGuard { pgid: None, children: Vec::new() };
     let mut stderr_bufs = Vec::new();
     let (tx, rx) = mpsc::channel::<Progress>();
-    for rank in 0..req.tp as usize {
+    for &rank in &ranks {
         let mut cmd = Command::new(req.python);
         cmd.arg("-u").arg(&script).arg(&config_path);
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         // One group for all ranks: the first rank leads it.
         cmd.process_group(guard.pgid.unwrap_or(0));
-        if req.tp > 1 {
+        // A rank must not outlive launchguard killed with SIGKILL (a launcher ending a run, a
+        // user): it would go on holding its GPU and its peers' collectives.
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        if let Some(l) = req.launched {
+            // The launcher's rendezvous (MASTER_ADDR, MASTER_PORT, torchrun's own variables) is
+            // inherited; the rank is said in torchrun's words, whatever launched us.
+            cmd.env("RANK", l.rank.to_string())
+                .env("LOCAL_RANK", l.local_rank.to_string())
+                .env("WORLD_SIZE", l.world.to_string());
+        } else if req.tp > 1 {
             // torchrun's environment, on loopback. The rest of the environment (NCCL_NVLS_ENABLE
             // and friends) passes to every rank unchanged.
             cmd.env("RANK", rank.to_string())
@@ -182,10 +222,12 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
         }
         let stdout = child.stdout.take().expect("piped stdout");
         let tx = tx.clone();
+        let child_index = guard.children.len();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Ok(mut p) = serde_json::from_str::<Progress>(&line) {
-                    p.rank = rank as u32;
+                    // Which child: an index into the children, not necessarily the rank.
+                    p.rank = child_index as u32;
                     let _ = tx.send(p);
                 }
             }
@@ -212,7 +254,8 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
     }
     drop(tx);
 
-    let mut progress = PhaseProgress::new(req.progress, if req.tp > 1 { "rank 0 " } else { "" });
+    let label = if world > 1 { format!("rank {} ", ranks[0]) } else { String::new() };
+    let mut progress = PhaseProgress::new(req.progress, &label);
     let deadline = Instant::now() + req.timeout;
     let mut exited = vec![false; guard.children.len()];
     // Where each rank is, for a timeout message that names the phase a rank hangs in.
@@ -235,12 +278,17 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
                 _ => {}
             }
         }
-        for (rank, child) in guard.children.iter_mut().enumerate() {
-            if exited[rank] {
+        if let Some(why) = req.stop.as_ref().and_then(|stop| stop()) {
+            progress.abandon();
+            guard.kill();
+            return Err(RunError::Stopped(why));
+        }
+        for (i, child) in guard.children.iter_mut().enumerate() {
+            if exited[i] {
                 continue;
             }
             if let Some(status) = child.try_wait()? {
-                exited[rank] = true;
+                exited[i] = true;
                 if !status.success() {
                     progress.abandon();
                     let how = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
@@ -250,9 +298,9 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
                     };
                     // Give the stderr reader a moment to drain the last lines.
                     thread::sleep(Duration::from_millis(50));
-                    let tail = tail_of(&stderr_bufs[rank]);
+                    let tail = tail_of(&stderr_bufs[i]);
                     guard.kill();
-                    return Err(RunError::Crashed { who: who(rank, req.tp), how, tail });
+                    return Err(RunError::Crashed { who: who(ranks[i], world), how, tail });
                 }
             }
         }
@@ -271,18 +319,18 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
                 thread::sleep(Duration::from_millis(1500));
             }
             let mut who_where = Vec::new();
-            for &r in &running {
-                let (phase, since) = &at[r];
+            for &i in &running {
+                let (phase, since) = &at[i];
                 who_where.push(format!(
                     "{} in {phase} for {:.0} s",
-                    who(r, req.tp),
+                    who(ranks[i], world),
                     since.elapsed().as_secs_f64()
                 ));
                 let stacks =
-                    String::from_utf8_lossy(&stderr_bufs[r].lock().expect("stderr buffer")).to_string();
+                    String::from_utf8_lossy(&stderr_bufs[i].lock().expect("stderr buffer")).to_string();
                 eprintln!(
                     "launchguard: {} stderr before it was killed:\n{}",
-                    who(r, req.tp),
+                    who(ranks[i], world),
                     last_lines(&stacks, 40)
                 );
             }
@@ -306,9 +354,9 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
 
     let mut results = Vec::new();
     let mut traces = Vec::new();
-    for rank in 0..req.tp as usize {
+    for &rank in &ranks {
         let path = PathBuf::from(req.config.result_path.replace("{rank}", &rank.to_string()));
-        let bad = |detail: String| RunError::BadResult { who: who(rank, req.tp), detail };
+        let bad = |detail: String| RunError::BadResult { who: who(rank, world), detail };
         let bytes = std::fs::read(&path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
         let result: WorkloadResult = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
         if result.schema != RESULT_SCHEMA {

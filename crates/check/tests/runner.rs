@@ -32,6 +32,8 @@ fn request<'a>(python: &'a str, workdir: &'a Path, tp: u32, timeout_ms: u64) -> 
         timeout: Duration::from_millis(timeout_ms),
         progress: false,
         workdir,
+        launched: None,
+        stop: None,
     }
 }
 

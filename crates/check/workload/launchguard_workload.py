@@ -281,8 +281,8 @@ def run(cfg):
     rank = int(os.environ.get("RANK", "0"))
     result_path = cfg["result_path"].replace("{rank}", str(rank))
     result = {"schema": PROTOCOL, "status": "ok", "rank": rank, "world_size": world,
-              "inventory": {"python": sys.executable, "python_version": platform.python_version(),
-                            "layer_env": layer_env()}}
+              "inventory": {"host": platform.node(), "python": sys.executable,
+                            "python_version": platform.python_version(), "layer_env": layer_env()}}
 
     def skip(reason):
         result["status"] = "skip"
@@ -319,6 +319,13 @@ def run(cfg):
             import torch.distributed as dist
             dist.init_process_group("nccl", device_id=device)
             inv["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+            # One token per run, rank 0's, on every rank: launchguard tells this run's results
+            # from a previous run's left in the same folder.
+            token = [os.urandom(8).hex() if rank == 0 else None]
+            dist.broadcast_object_list(token, src=0)
+            result["session"] = token[0]
+        else:
+            result["session"] = os.urandom(8).hex()
 
     def barrier():
         if world > 1:

@@ -213,13 +213,17 @@ fn not_measured(f: MetricFigures) -> Metric {
     Metric { figures: f, limit: None, status: Status::Skip, outcome: Outcome::NotMeasured, message }
 }
 
-/// The absolute floor of a per-replay metric.
-fn abs_floor(id: &str, cfg: &CompareConfig) -> f64 {
-    if id == "graph_launch" {
-        cfg.min_launch_shift_us
-    } else {
-        cfg.min_host_shift_us
-    }
+/// The floor a per-replay metric's shift must clear: an absolute one and a fraction of the
+/// baseline's median, the larger. GPU time is judged by its relative limit alone.
+fn floor(id: &str, baseline_median: f64, cfg: &CompareConfig) -> f64 {
+    let (absolute, relative) = match id {
+        "graph_launch" => (cfg.min_launch_shift_us, cfg.min_relative_shift),
+        "idle_before" => (cfg.min_idle_shift_us, cfg.min_relative_shift),
+        "gpu_span" => (0.0, cfg.max_gpu_increase),
+        // Host cost per replay: check's host_before / host_after, a trace's launch_interval.
+        _ => (cfg.min_host_shift_us, cfg.min_relative_shift),
+    };
+    absolute.max(relative * baseline_median.abs())
 }
 
 /// Per-replay samples (costs: higher is worse).
@@ -229,7 +233,7 @@ fn samples(f: MetricFigures, cfg: &CompareConfig) -> Metric {
     else {
         return not_measured(f);
     };
-    let floor = abs_floor(&f.id, cfg).max(cfg.min_relative_shift * mb.abs());
+    let floor = floor(&f.id, mb, cfg);
     let outcome = if p >= cfg.alpha {
         Outcome::NotSignificant
     } else if ci.low > floor {
@@ -265,12 +269,13 @@ fn single(f: MetricFigures, cfg: &CompareConfig) -> Metric {
     let (Some(bv), Some(cv), Some(shift)) = (f.baseline.median, f.current.median, f.shift) else {
         return not_measured(f);
     };
-    let (limit, regression, improvement) = match f.worse {
-        Worse::Higher => {
+    let (limit, regression, improvement) = match (f.worse, f.id.as_str()) {
+        (Worse::Higher, "gaps") => (cfg.max_gaps_increase, shift > cfg.max_gaps_increase, false),
+        (Worse::Higher, _) => {
             let l = cfg.max_gpu_increase * bv.abs();
             (l, shift > l, shift < -l)
         }
-        Worse::Lower => {
+        (Worse::Lower, _) => {
             let l = -cfg.max_occupancy_drop;
             (l, shift < l, shift > -l)
         }
@@ -288,6 +293,12 @@ fn single(f: MetricFigures, cfg: &CompareConfig) -> Metric {
         _ => "within the limit",
     };
     let message = match f.worse {
+        Worse::Higher if f.id == "gaps" => format!(
+            "{}: {bv:.0} → {cv:.0} ({}; fails above {} more): {finding}",
+            f.label,
+            signed(shift, 0),
+            cfg.max_gaps_increase
+        ),
         Worse::Higher => format!(
             "{}: {bv:.1} → {cv:.1} µs, {} µs ({}%; one figure per run, no interval; fails above {}%): {finding}",
             f.label,
@@ -374,7 +385,17 @@ impl Comparison {
                 let ranks: Vec<String> =
                     of_id.iter().filter_map(|m| m.figures.rank).map(|r| r.to_string()).collect();
                 let rank = worst.figures.rank.map_or("?".to_string(), |r| r.to_string());
-                message = format!("rank {rank} (worst of ranks {}): {message}", ranks.join(", "));
+                message = match &worst.figures.graph {
+                    // Several graphs (of one rank or more): the graph that decided is named.
+                    Some(graph) if worst.figures.rank.is_some() => {
+                        format!(
+                            "rank {rank}, graph of {graph} (worst of {} comparisons): {message}",
+                            of_id.len()
+                        )
+                    }
+                    Some(graph) => format!("graph of {graph} (worst of {} graphs): {message}", of_id.len()),
+                    None => format!("rank {rank} (worst of ranks {}): {message}", ranks.join(", ")),
+                };
             }
             let c =
                 Check::new(&format!("compare.{id}"), worst.status, worst.figures.shift, worst.limit, message);
@@ -430,6 +451,8 @@ pub fn validate_config(c: &CompareConfig) -> Result<(), String> {
         ("min_launch_shift_us", c.min_launch_shift_us),
         ("max_gpu_increase", c.max_gpu_increase),
         ("max_occupancy_drop", c.max_occupancy_drop),
+        ("min_idle_shift_us", c.min_idle_shift_us),
+        ("max_gaps_increase", c.max_gaps_increase),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("compare.{name} must be a non-negative number, got {v}"));

@@ -54,6 +54,7 @@ fn judge_rank(rank: RankAnalysis, ranks: u64, common: bool, settings: &Settings)
     RankReport {
         rank: rank.rank,
         rank_from: rank.rank_from,
+        node: rank.node,
         collectives: rank.collectives,
         whole: rank.whole,
         common: rank.common,

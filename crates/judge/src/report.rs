@@ -56,6 +56,9 @@ pub struct RankReport {
     pub rank: u64,
     /// Where the rank came from: `distributedInfo` or `file name`.
     pub rank_from: String,
+    /// The node (host) it ran on, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// The collective kernels of this rank.
     pub collectives: Collectives,
     /// Figures over this rank's own window (first to last GPU activity).

@@ -142,6 +142,7 @@ fn replays(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
         "launch_to_first_kernel_us",
         "gpu_span_us",
         "idle_before_us",
+        "graph",
     ])?;
     for p in parts {
         for r in &p.analysis.replays {
@@ -156,6 +157,7 @@ fn replays(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
                 opt(r.launch_to_first_kernel_us),
                 opt(r.gpu_span_us),
                 opt(r.idle_before_us),
+                r.graph.map_or_else(String::new, |g| g.to_string()),
             ])?;
         }
     }

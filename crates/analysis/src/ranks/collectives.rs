@@ -42,13 +42,17 @@ pub(super) fn us(ns: i64) -> f64 {
     ns as f64 / 1000.0
 }
 
-/// One GPU activity of a rank, on the common clock.
-pub(super) struct Act<'a> {
+/// One GPU activity of a rank, on the common clock once [`RankData::shift`] placed it there.
+pub(super) struct Act {
     pub(super) start: i64,
     pub(super) end: i64,
-    pub(super) name: &'a str,
+    /// A collective's name, as an index into [`RankData::names`]; [`NO_NAME`] for compute.
+    pub(super) name: u32,
     pub(super) kind: Option<CollectiveKind>,
 }
+
+/// The name of an activity whose name does not matter (compute).
+pub(super) const NO_NAME: u32 = u32::MAX;
 
 pub(super) struct ReplayData {
     pub(super) launch_start: i64,
@@ -57,11 +61,14 @@ pub(super) struct ReplayData {
     pub(super) collectives: Vec<usize>,
 }
 
-/// What the cross-rank figures need of one rank.
-pub(super) struct RankData<'a> {
+/// What the cross-rank figures need of one rank: owned, so that its trace can be dropped as soon
+/// as it is measured (a cluster's ranks never all held at once).
+pub(super) struct RankData {
     pub(super) rank: u64,
     pub(super) offset: i64,
-    pub(super) acts: Vec<Act<'a>>,
+    pub(super) acts: Vec<Act>,
+    /// The collective kernels' names.
+    pub(super) names: Vec<String>,
     pub(super) replays: Vec<ReplayData>,
     /// Collective kernels (point-to-point left out) outside any replay, by start.
     pub(super) outside: Vec<usize>,
@@ -74,19 +81,30 @@ pub(super) struct RankData<'a> {
     pub(super) waits: HashMap<usize, i64>,
 }
 
-pub(super) fn rank_data<'a>(trace: &'a Trace, rank: u64, offset: i64) -> RankData<'a> {
+pub(super) fn rank_data(trace: &Trace, rank: u64) -> RankData {
     let t = &trace.timeline;
+    // Each distinct kernel name classified once.
+    let mut kind_of: HashMap<u32, (Option<CollectiveKind>, u32)> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
     let acts: Vec<Act> = t
         .activities
         .iter()
         .map(|a| {
-            let name = t.strings.get(a.name);
-            Act {
-                start: a.start + offset,
-                end: a.end + offset,
-                name,
-                kind: if a.kind == ActivityKind::Kernel { collective_kind(name) } else { None },
-            }
+            let (kind, name) = if a.kind == ActivityKind::Kernel {
+                *kind_of.entry(a.name).or_insert_with(|| {
+                    let text = t.strings.get(a.name);
+                    match collective_kind(text) {
+                        Some(k) => {
+                            names.push(text.to_string());
+                            (Some(k), names.len() as u32 - 1)
+                        }
+                        None => (None, NO_NAME),
+                    }
+                })
+            } else {
+                (None, NO_NAME)
+            };
+            Act { start: a.start, end: a.end, name, kind }
         })
         .collect();
     // Replays in the order of the single-trace analysis: launches by (start, end).
@@ -98,7 +116,7 @@ pub(super) fn rank_data<'a>(trace: &'a Trace, rank: u64, offset: i64) -> RankDat
         if let Some(c) = l.correlation {
             by_correlation.entry(c).or_insert(i);
         }
-        replays.push(ReplayData { launch_start: l.start + offset, first_gpu: None, collectives: Vec::new() });
+        replays.push(ReplayData { launch_start: l.start, first_gpu: None, collectives: Vec::new() });
     }
     let mut outside = Vec::new();
     for (i, (a, act)) in t.activities.iter().zip(&acts).enumerate() {
@@ -121,7 +139,38 @@ pub(super) fn rank_data<'a>(trace: &'a Trace, rank: u64, offset: i64) -> RankDat
     }
     order(&mut outside);
     let extent = acts.iter().map(|a| (a.start, a.end)).reduce(|x, y| (x.0.min(y.0), x.1.max(y.1)));
-    RankData { rank, offset, acts, replays, outside, extent, matched: HashSet::new(), waits: HashMap::new() }
+    RankData {
+        rank,
+        offset: 0,
+        acts,
+        names,
+        replays,
+        outside,
+        extent,
+        matched: HashSet::new(),
+        waits: HashMap::new(),
+    }
+}
+
+impl RankData {
+    /// Moves the rank's times onto the common clock: `offset` ns later.
+    pub(super) fn shift(&mut self, offset: i64) {
+        self.offset = offset;
+        for a in &mut self.acts {
+            a.start += offset;
+            a.end += offset;
+        }
+        for r in &mut self.replays {
+            r.launch_start += offset;
+            r.first_gpu = r.first_gpu.map(|f| f + offset);
+        }
+        self.extent = self.extent.map(|(s, e)| (s + offset, e + offset));
+    }
+
+    /// The name of activity `i` (collectives only).
+    fn name(&self, i: usize) -> &str {
+        self.names.get(self.acts[i].name as usize).map_or("", String::as_str)
+    }
 }
 
 /// One matched collective: an activity index per rank, in rank order.
@@ -140,8 +189,8 @@ pub(super) fn match_lists(
         return false;
     }
     for k in 0..n {
-        let name = data[0].acts[lists[0][k]].name;
-        if data.iter().zip(lists).all(|(d, l)| d.acts[l[k]].name == name) {
+        let name = data[0].name(lists[0][k]);
+        if data.iter().zip(lists).all(|(d, l)| d.name(l[k]) == name) {
             groups.push(lists.iter().map(|l| l[k]).collect());
         } else {
             *name_mismatch += 1;
@@ -302,7 +351,7 @@ pub(super) fn collectives_of(d: &RankData) -> Collectives {
             c.kernels += 1;
             c.point_to_point += u64::from(kind == CollectiveKind::PointToPoint);
             c.matched += u64::from(d.matched.contains(&i));
-            *names.entry(a.name).or_default() += 1;
+            *names.entry(d.name(i)).or_default() += 1;
         }
     }
     c.names = names.into_iter().map(|(name, count)| NameCount { name: name.to_string(), count }).collect();

@@ -39,6 +39,8 @@
 mod collectives;
 mod identify;
 
+use launchguard_trace::Trace;
+
 use crate::analyze::{analyze, AnalyzeError, Options};
 use crate::model::Analysis;
 use crate::model_ranks::*;
@@ -47,13 +49,71 @@ use collectives::*;
 pub use collectives::{collective_kind, CollectiveKind, CLOCK_TOLERANCE_NS};
 pub use identify::{identify, rank_from_file_name, rank_of, RankId, RankSource, RankTrace, RanksError};
 
+/// One rank measured on its own: what the cross-rank figures need of it, owned, so that its trace
+/// can be dropped before the next rank is read.
+pub struct RankPart {
+    /// Which rank, and where that came from.
+    pub id: RankId,
+    /// Its trace's figures.
+    pub analysis: Analysis,
+    /// The node it ran on, when known ([`node_of`]).
+    pub node: Option<String>,
+    world_size: Option<u64>,
+    base_time_ns: Option<i64>,
+    data: RankData,
+}
+
+/// The host a rank ran on: the one `check` recorded in the trace's context, else the one in
+/// torch.profiler's file name (`HOST_PID.TIMESTAMP.pt.trace.json`).
+pub fn node_of(trace: &Trace, analysis: &Analysis) -> Option<String> {
+    if let Some(host) =
+        analysis.workload.as_ref().and_then(|w| w.inventory.as_ref()).and_then(|i| i.host.clone())
+    {
+        return Some(host);
+    }
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"^(.+)_\d+\.\d+\.pt\.trace\.json").expect("valid regex"));
+    let name = trace.source.path.file_name()?.to_str()?;
+    re.captures(name).map(|c| c[1].to_string())
+}
+
+/// Measures one rank's trace.
+pub fn measure_rank(trace: &Trace, id: RankId, opts: &Options) -> Result<RankPart, AnalyzeError> {
+    let analysis = analyze(trace, opts)?;
+    let meta = &trace.timeline.meta;
+    Ok(RankPart {
+        node: node_of(trace, &analysis),
+        world_size: meta.distributed.as_ref().and_then(|d| d.world_size),
+        base_time_ns: meta.base_time_ns,
+        data: rank_data(trace, id.rank),
+        id,
+        analysis,
+    })
+}
+
 /// Measures the traces of several ranks of one run. `ranks` comes from [`identify`] (rank order,
 /// no duplicates); `opts.within` applies to each rank's own analysis only, the cross-rank figures
 /// cover whole traces (so the command refuses it with several traces).
 pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysis, AnalyzeError> {
-    let mut warnings: Vec<String> = ranks.iter().filter_map(|r| r.id.note.clone()).collect();
-    let world_sizes: Vec<Option<u64>> =
-        ranks.iter().map(|r| r.trace.timeline.meta.distributed.as_ref().and_then(|d| d.world_size)).collect();
+    let parts = ranks.iter().map(|r| measure_rank(r.trace, r.id.clone(), opts)).collect::<Result<_, _>>()?;
+    Ok(combine(parts).expect("identify refused duplicate ranks"))
+}
+
+/// The ranks of one run together, from each rank measured on its own ([`measure_rank`], in any
+/// order): two parts of one rank are an error.
+pub fn combine(mut parts: Vec<RankPart>) -> Result<RanksAnalysis, RanksError> {
+    parts.sort_by_key(|p| p.id.rank);
+    for pair in parts.windows(2) {
+        if pair[0].id.rank == pair[1].id.rank {
+            return Err(RanksError::DuplicateRank {
+                rank: pair[0].id.rank,
+                first: pair[0].analysis.source.path.clone(),
+                second: pair[1].analysis.source.path.clone(),
+            });
+        }
+    }
+    let mut warnings: Vec<String> = parts.iter().filter_map(|p| p.id.note.clone()).collect();
+    let world_sizes: Vec<Option<u64>> = parts.iter().map(|p| p.world_size).collect();
     let world_size = match world_sizes.first() {
         Some(Some(w)) if world_sizes.iter().all(|x| *x == Some(*w)) => Some(*w),
         _ => {
@@ -70,29 +130,28 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysi
             None
         }
     };
-
-    // Each rank alone.
-    let analyses: Vec<Analysis> = ranks.iter().map(|r| analyze(r.trace, opts)).collect::<Result<_, _>>()?;
-
-    let base = ranks.iter().filter_map(|r| r.trace.timeline.meta.base_time_ns).min();
-    let mut data: Vec<RankData> = ranks
-        .iter()
-        .map(|r| {
-            let offset = match (r.trace.timeline.meta.base_time_ns, base) {
-                (Some(b), Some(lowest)) => b - lowest,
-                _ => 0,
-            };
-            rank_data(r.trace, r.id.rank, offset)
-        })
-        .collect();
-    for (d, a) in data.iter().zip(&analyses) {
-        if a.devices.len() > 1 {
+    let base = parts.iter().filter_map(|p| p.base_time_ns).min();
+    let mut data = Vec::with_capacity(parts.len());
+    let mut analyses = Vec::with_capacity(parts.len());
+    let mut ids = Vec::with_capacity(parts.len());
+    let mut nodes = Vec::with_capacity(parts.len());
+    for p in parts {
+        let mut d = p.data;
+        d.shift(match (p.base_time_ns, base) {
+            (Some(b), Some(lowest)) => b - lowest,
+            _ => 0,
+        });
+        if p.analysis.devices.len() > 1 {
             warnings.push(format!(
                 "rank {}: GPU activity on {} devices; its cross-rank figures merge them",
                 d.rank,
-                a.devices.len()
+                p.analysis.devices.len()
             ));
         }
+        data.push(d);
+        analyses.push(p.analysis);
+        ids.push(p.id);
+        nodes.push(p.node);
     }
 
     let counts: Vec<usize> = data.iter().map(|d| d.replays.len()).collect();
@@ -152,16 +211,17 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysi
         warnings.push("the ranks' GPU activity does not overlap in time: no common window (not one run, or unaligned clocks)".to_string());
     }
 
-    let mut out_ranks = Vec::with_capacity(ranks.len());
-    for ((r, d), analysis) in ranks.iter().zip(&data).zip(analyses) {
+    let mut out_ranks = Vec::with_capacity(data.len());
+    for (((id, d), analysis), node) in ids.iter().zip(&data).zip(analyses).zip(&nodes) {
         let whole = figures(d, d.extent.unwrap_or((0, 0)), split);
         let common_fig = common.map(|w| figures(d, w, split));
         for w in &analysis.warnings {
             warnings.push(format!("rank {}: {w}", d.rank));
         }
         out_ranks.push(RankAnalysis {
-            rank: r.id.rank,
-            rank_from: r.id.from.as_str().to_string(),
+            rank: id.rank,
+            rank_from: id.from.as_str().to_string(),
+            node: node.clone(),
             collectives: collectives_of(d),
             whole,
             common: common_fig,
@@ -181,6 +241,7 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysi
         .filter(|&i| data.iter().all(|d| d.replays[i].first_gpu.is_some()))
         .count() as u64;
 
+    let node_figures = node_figures(&out_ranks, &data, skew_common.as_ref().or(skew_all.as_ref()));
     Ok(RanksAnalysis {
         schema: RANKS_SCHEMA.to_string(),
         world_size,
@@ -195,9 +256,55 @@ pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysi
             replays_matched,
             skew: skew_all,
             skew_common,
+            nodes: node_figures,
         },
         warnings,
     })
+}
+
+/// Per node (the ranks' hosts), when the ranks ran on more than one known node: its ranks, their
+/// occupancy over the common window (excluding waiting for peers), how often one of its ranks
+/// started a replay last, and its clock's shift onto the common clock.
+fn node_figures(ranks: &[RankAnalysis], data: &[RankData], skew: Option<&Skew>) -> Vec<NodeFigures> {
+    let mut by_node: std::collections::BTreeMap<&str, Vec<usize>> = std::collections::BTreeMap::new();
+    for (i, r) in ranks.iter().enumerate() {
+        if let Some(node) = &r.node {
+            by_node.entry(node.as_str()).or_default().push(i);
+        }
+    }
+    if by_node.len() < 2 {
+        return Vec::new();
+    }
+    by_node
+        .into_iter()
+        .map(|(node, members)| {
+            let mut occ: Vec<f64> = members
+                .iter()
+                .map(|&i| {
+                    let f = ranks[i].common.as_ref().unwrap_or(&ranks[i].whole);
+                    f.occupancy_excluding_wait.unwrap_or(f.occupancy)
+                })
+                .collect();
+            occ.sort_by(f64::total_cmp);
+            let last = skew.map_or(0, |s| {
+                s.last_to_start
+                    .iter()
+                    .filter(|c| members.iter().any(|&i| ranks[i].rank == c.rank))
+                    .map(|c| c.replays)
+                    .sum()
+            });
+            let mut offsets: Vec<f64> = members.iter().map(|&i| us(data[i].offset)).collect();
+            offsets.sort_by(f64::total_cmp);
+            NodeFigures {
+                node: node.to_string(),
+                ranks: members.iter().map(|&i| ranks[i].rank).collect(),
+                occupancy_min: occ.first().copied().unwrap_or(0.0),
+                occupancy_median: crate::intervals::percentile(&occ, 50.0).unwrap_or(0.0),
+                last_to_start: last,
+                clock_offset_us: crate::intervals::percentile(&offsets, 50.0).unwrap_or(0.0),
+            }
+        })
+        .collect()
 }
 
 /// The spans behind each rank's [`RankFigures`], on the common clock, for the formats that draw
@@ -214,7 +321,9 @@ pub(crate) fn split_spans(ranks: &[RankTrace]) -> crate::spans::RanksSpans {
                 (Some(b), Some(lowest)) => b - lowest,
                 _ => 0,
             };
-            rank_data(r.trace, r.id.rank, offset)
+            let mut d = rank_data(r.trace, r.id.rank);
+            d.shift(offset);
+            d
         })
         .collect();
     let matching = match_collectives(&data);
@@ -293,6 +402,46 @@ mod tests {
         t.events = kernels.len() as u64 + 1;
         let source = launchguard_trace::SourceInfo { path: format!("r{rank}").into(), bytes: 0, gzip: false };
         Trace { timeline: t, source, truncated: None }
+    }
+
+    #[test]
+    fn ranks_of_several_nodes_are_summed_up_per_node() {
+        const AR: &str = "ncclDevKernel_AllReduce_Sum_f16_RING_LL(x)";
+        // Four ranks on two hosts (named as torch.profiler names its files); the ranks of node-b
+        // reach the all_reduce 100 ns later, so they start the replay last.
+        let traces: Vec<Trace> = (0..4u64)
+            .map(|r| {
+                let late = if r >= 2 { 100 } else { 0 };
+                let mut t = trace(r, 1, &[("gemm", "7", 10, 100 + late), (AR, "7", 100 + late, 400)]);
+                t.timeline.meta.distributed = Some(launchguard_trace::DistributedInfo {
+                    rank: Some(r),
+                    world_size: Some(4),
+                    backend: None,
+                });
+                let node = if r < 2 { "node-a" } else { "node-b" };
+                t.source.path = format!("{node}_{}.1733000000.pt.trace.json", 100 + r).into();
+                t
+            })
+            .collect();
+        let parts: Vec<RankPart> = traces
+            .iter()
+            .map(|t| measure_rank(t, rank_of(t).unwrap(), &Options::default()).unwrap())
+            .collect();
+        let a = combine(parts).unwrap();
+        let nodes: Vec<(&str, &[u64])> =
+            a.across.nodes.iter().map(|n| (n.node.as_str(), n.ranks.as_slice())).collect();
+        assert_eq!(nodes, [("node-a", &[0, 1][..]), ("node-b", &[2, 3][..])]);
+        // node-a's ranks wait 100 ns in their all_reduce of a 390 ns window: busy without waiting
+        // is 290 of 390 ns; node-b's wait nothing.
+        assert!((a.across.nodes[0].occupancy_min - 290.0 / 390.0).abs() < 1e-12, "{:?}", a.across.nodes[0]);
+        assert!((a.across.nodes[1].occupancy_min - 1.0).abs() < 1e-12);
+        assert_eq!((a.across.nodes[0].last_to_start, a.across.nodes[1].last_to_start), (0, 0));
+        // Parts of one rank twice are refused.
+        let twice: Vec<RankPart> = [&traces[0], &traces[0]]
+            .iter()
+            .map(|t| measure_rank(t, rank_of(t).unwrap(), &Options::default()).unwrap())
+            .collect();
+        assert!(matches!(combine(twice), Err(RanksError::DuplicateRank { rank: 0, .. })));
     }
 
     #[test]
