@@ -376,6 +376,59 @@ pub struct CompareArgs {
     /// Compare even when GPU, preset or versions differ (the differences are still reported).
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub limits: CompareLimitArgs,
+    #[command(flatten)]
+    pub reports: CompareReportArgs,
+}
+
+/// `compare`'s limits as flags, over `[compare]` in the configuration file.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Limits (over [compare] in --config)")]
+pub struct CompareLimitArgs {
+    /// Significance level of the test on per-replay samples.
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
+    /// A host cost per replay up by less than this never fails, µs.
+    #[arg(long, value_name = "US")]
+    pub min_host_shift_us: Option<f64>,
+    /// ... nor one up by less than this fraction of the baseline.
+    #[arg(long, value_name = "FRACTION")]
+    pub min_relative_shift: Option<f64>,
+    /// A graph-launch duration up by less than this never fails, µs.
+    #[arg(long, value_name = "US")]
+    pub min_launch_shift_us: Option<f64>,
+    /// GPU time per replay up by more than this fraction fails.
+    #[arg(long, value_name = "FRACTION")]
+    pub max_gpu_increase: Option<f64>,
+    /// Occupancy down by more than this (a fraction: 0.15 = 15 points) fails.
+    #[arg(long, value_name = "FRACTION")]
+    pub max_occupancy_drop: Option<f64>,
+    /// GPU idle before each replay up by less than this never fails, µs.
+    #[arg(long, value_name = "US")]
+    pub min_idle_shift_us: Option<f64>,
+    /// More idle gaps over the threshold than the baseline's plus this fail.
+    #[arg(long, value_name = "N")]
+    pub max_gaps_increase: Option<f64>,
+}
+
+/// `compare`'s report files.
+#[derive(Debug, Args, Default)]
+pub struct CompareReportArgs {
+    /// Write JUnit XML (one testcase per compared metric).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a pull-request comment).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report; for traces, with the two GPU timelines one above the
+    /// other.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Write the kernel diff and the metrics as CSV files with a header row into DIR (created if
+    /// missing): kernel_diff.csv, metrics.csv.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
 }
 
 impl SelftestArgs {

@@ -30,6 +30,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         within,
         within_interiors: args.within_interiors,
         gap_us: settings.config.thresholds.gap_us,
+        kernel_positions: false,
     };
     if paths.len() > 1 {
         return several(&args, &paths, parser, &opts, &settings);

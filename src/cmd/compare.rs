@@ -1,11 +1,13 @@
 //! `launchguard compare BASELINE CURRENT`: two `check` results, or two traces (plain or gzip, or a
 //! folder of rank traces each). Both are only read. Measured, then judged once.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use launchguard_analysis::compare::{self as measure, Bootstrap, RunSamples, TraceSamples};
+use launchguard_analysis::kernel_diff::{kernel_diff, KernelSource};
+use launchguard_analysis::kernels::Kernels;
+use launchguard_analysis::model::GraphFigures;
 use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
 use launchguard_analysis::{analyze, Analysis, Options};
 use launchguard_check::compare as check_compare;
@@ -13,15 +15,17 @@ use launchguard_judge::compare::{self as judge, Comparison, RunInfo};
 use launchguard_judge::{Settings, Verdict};
 use launchguard_trace::Trace;
 
-use crate::cli::{CompareArgs, Format};
+use crate::cli::{CompareArgs, CompareReportArgs, Format};
+use crate::outputs;
+use launchguard_report::compare as report;
 
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
-    let settings = super::settings::compare(args.config.as_deref())?;
+    let settings = super::settings::compare(args.config.as_deref(), &args.limits)?;
     let cfg = &settings.config.compare;
     let (baseline, current) = (side(&args.baseline, &settings)?, side(&args.current, &settings)?);
-    let mut c = match (baseline, current) {
-        (Side::Check(b), Side::Check(c)) => check_compare::compare(&b, &c, cfg, args.force),
-        (Side::Traces(b), Side::Traces(c)) => compare_traces(&b, &c, &settings, args.force),
+    let mut c = match (&baseline, &current) {
+        (Side::Check(b, _), Side::Check(c, _)) => check_compare::compare(b, c, cfg, args.force),
+        (Side::Traces(b), Side::Traces(c)) => compare_traces(b, c, &settings, args.force),
         _ => anyhow::bail!(
             "{} and {} are not of one kind: compare two check results, or two traces (or folders of rank traces)",
             args.baseline.display(),
@@ -30,26 +34,100 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     };
     c.baseline.path = Some(args.baseline.display().to_string());
     c.current.path = Some(args.current.display().to_string());
+    // Report files first: one that cannot be written is an error (exit 2) before anything is
+    // printed as if all went well.
+    write_reports(&c, &args.reports, [&baseline, &current], &settings)?;
     let text = match args.format {
         Format::Text => launchguard_report::compare::render_terminal(&c),
         Format::Json => serde_json::to_string_pretty(&c)? + "\n",
     };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(e.into());
+    outputs::print(text.as_bytes(), args.format)?;
+    Ok(c.verdict.exit_code() as u8)
+}
+
+/// Writes every report file asked for; none may overwrite an input.
+fn write_reports(
+    c: &Comparison,
+    reports: &CompareReportArgs,
+    sides: [&Side; 2],
+    settings: &Settings,
+) -> anyhow::Result<()> {
+    let inputs: Vec<&Path> = sides.iter().flat_map(|s| s.paths()).collect();
+    let files = [("--junit", &reports.junit), ("--markdown", &reports.markdown), ("--html", &reports.html)];
+    let files: Vec<(&str, &PathBuf)> =
+        files.into_iter().filter_map(|(f, p)| Some((f, p.as_ref()?))).collect();
+    for (i, (flag, path)) in files.iter().enumerate() {
+        if let Some(input) = inputs.iter().find(|input| outputs::same_file(path, input)) {
+            anyhow::bail!(
+                "{flag} {} is the input {}; refusing to overwrite it",
+                path.display(),
+                input.display()
+            );
+        }
+        if let Some((other, _)) = files[..i].iter().find(|(_, p)| outputs::same_file(p, path)) {
+            anyhow::bail!("{other} and {flag} both write {}", path.display());
         }
     }
-    Ok(c.verdict.exit_code() as u8)
+    for (flag, path) in files {
+        let bytes = match flag {
+            "--junit" => report::junit::render(c)?,
+            "--markdown" => report::markdown::render(c).into_bytes(),
+            _ => html(c, sides, settings)?,
+        };
+        launchguard_report::write_atomic(path, &bytes)?;
+        outputs::wrote(path);
+    }
+    if let Some(dir) = &reports.csv {
+        for path in report::csv::write_dir(c, dir)? {
+            outputs::wrote(&path);
+        }
+    }
+    Ok(())
+}
+
+/// The HTML page; for traces, with the two timelines of one rank: the rank of the first
+/// regression, else the lowest rank.
+fn html(c: &Comparison, sides: [&Side; 2], settings: &Settings) -> anyhow::Result<Vec<u8>> {
+    let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else {
+        return report::html::render(c, None);
+    };
+    let failing =
+        c.metrics.iter().find(|m| m.status == launchguard_judge::Status::Fail).and_then(|m| m.figures.rank);
+    let rank = failing.or_else(|| b.paths.iter().filter_map(|p| p.0).min());
+    let reread = |t: &TraceSide| -> anyhow::Result<(Trace, Analysis)> {
+        let path = t.paths.iter().find(|p| p.0 == rank).or(t.paths.first()).context("no trace")?;
+        let trace = launchguard_trace::read(&path.1)?;
+        let a = analyze(&trace, &options(settings))?;
+        Ok((trace, a))
+    };
+    let ((bt, ba), (kt, ka)) = (reread(b)?, reread(k)?);
+    let sides = [
+        report::html::TraceSide { timeline: &bt.timeline, analysis: &ba, rank },
+        report::html::TraceSide { timeline: &kt.timeline, analysis: &ka, rank },
+    ];
+    report::html::render(c, Some(sides))
+}
+
+fn options(settings: &Settings) -> Options {
+    Options { gap_us: settings.config.thresholds.gap_us, kernel_positions: true, ..Options::default() }
 }
 
 /// One side of a comparison.
 enum Side {
-    /// A `launchguard.check/1` result.
-    Check(Box<launchguard_check::CheckReport>),
+    /// A `launchguard.check/1` result, and the file it was read from.
+    Check(Box<launchguard_check::CheckReport>, PathBuf),
     /// The traces of one run, measured: one rank, or several.
     Traces(Box<TraceSide>),
+}
+
+impl Side {
+    /// The files read.
+    fn paths(&self) -> Vec<&Path> {
+        match self {
+            Side::Check(_, p) => vec![p.as_path()],
+            Side::Traces(t) => t.paths.iter().map(|p| p.1.as_path()).collect(),
+        }
+    }
 }
 
 /// A run's traces, measured and judged on their own.
@@ -60,6 +138,10 @@ struct TraceSide {
     check_samples: Vec<RunSamples>,
     /// Rank 0's figures (the setup's facts).
     first: Analysis,
+    /// Per rank, the file it was read from.
+    paths: Vec<(Option<u64>, PathBuf)>,
+    /// Per rank, the kernel table and the graphs it numbers.
+    kernels: Vec<(Option<u64>, Kernels, Vec<GraphFigures>)>,
     /// The run's own verdict.
     verdict: Verdict,
 }
@@ -71,7 +153,7 @@ fn side(path: &Path, settings: &Settings) -> anyhow::Result<Side> {
         return traces(&paths, settings).map(|t| Side::Traces(Box::new(t)));
     }
     if is_check_result(path)? {
-        return Ok(Side::Check(Box::new(check_compare::read_result(path)?)));
+        return Ok(Side::Check(Box::new(check_compare::read_result(path)?), path.to_path_buf()));
     }
     traces(&[path.to_path_buf()], settings).map(|t| Side::Traces(Box::new(t)))
 }
@@ -91,7 +173,9 @@ fn is_check_result(path: &Path) -> anyhow::Result<bool> {
 fn traces(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<TraceSide> {
     let read = |p: &PathBuf| launchguard_trace::read(p).map_err(anyhow::Error::from);
     let traces: Vec<Trace> = paths.iter().map(read).collect::<anyhow::Result<_>>()?;
-    let opts = Options { gap_us: settings.config.thresholds.gap_us, ..Options::default() };
+    let opts = options(settings);
+    let kernels_of =
+        |a: &Analysis, rank: Option<u64>| (rank, a.kernels.clone(), a.replay_summary.graphs.clone());
     if traces.len() == 1 {
         let a = analyze(&traces[0], &opts)?;
         anyhow::ensure!(!a.devices.is_empty(), "{}: no GPU activity in the trace", paths[0].display());
@@ -99,6 +183,8 @@ fn traces(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<TraceSide> {
         let a = judged.figures;
         return Ok(TraceSide {
             samples: vec![TraceSamples::of(&a, None, None)],
+            kernels: vec![kernels_of(&a, None)],
+            paths: vec![(None, paths[0].clone())],
             check_samples: context_samples(&a, None).into_iter().collect(),
             verdict: judged.verdict,
             first: a,
@@ -110,14 +196,18 @@ fn traces(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<TraceSide> {
     let judged = launchguard_judge::ranks(figures, settings);
     let mut samples = Vec::new();
     let mut check_samples = Vec::new();
+    let mut kernels = Vec::new();
+    let mut rank_paths = Vec::new();
     for r in &judged.ranks {
+        rank_paths.push((Some(r.rank), PathBuf::from(&r.analysis.figures.source.path)));
+        kernels.push(kernels_of(&r.analysis.figures, Some(r.rank)));
         let f = r.common.as_ref().unwrap_or(&r.whole);
         let occupancy = f.occupancy_excluding_wait.unwrap_or(f.occupancy);
         samples.push(TraceSamples::of(&r.analysis.figures, Some(r.rank), Some(occupancy)));
         check_samples.extend(context_samples(&r.analysis.figures, Some(r.rank)));
     }
     let first = judged.ranks.first().map(|r| r.analysis.figures.clone()).context("no rank")?;
-    Ok(TraceSide { samples, check_samples, verdict: judged.verdict, first })
+    Ok(TraceSide { samples, check_samples, verdict: judged.verdict, first, kernels, paths: rank_paths })
 }
 
 /// The host samples `check` left in a kept trace (its context event): the same phases a
@@ -151,7 +241,17 @@ fn compare_traces(b: &TraceSide, c: &TraceSide, settings: &Settings, force: bool
         );
     }
     let differences = judge::differences(&measure::trace_facts(&b.first), &measure::trace_facts(&c.first));
-    judge::judge(info(b), info(c), differences, figures, cfg, force)
+    let mut judged = judge::judge(info(b), info(c), differences, figures, cfg, force);
+    judged.kernels = b
+        .kernels
+        .iter()
+        .filter_map(|(rank, bk, bg)| {
+            let (_, ck, cg) = c.kernels.iter().find(|k| k.0 == *rank)?;
+            let side = |kernels, graphs| KernelSource { kernels, graphs };
+            Some(kernel_diff(side(bk, bg), side(ck, cg), *rank))
+        })
+        .collect();
+    judged
 }
 
 fn info(side: &TraceSide) -> RunInfo {

@@ -7,7 +7,7 @@ use std::path::Path;
 use launchguard_judge::config::LaunchStatistic;
 use launchguard_judge::Settings;
 
-use crate::cli::{CheckLimitArgs, LaunchStatisticArg, ThresholdArgs, WorkloadArgs};
+use crate::cli::{CheckLimitArgs, CompareLimitArgs, LaunchStatisticArg, ThresholdArgs, WorkloadArgs};
 
 /// The file (if any) with the threshold flags over it.
 pub fn thresholds(args: &ThresholdArgs) -> anyhow::Result<Settings> {
@@ -108,9 +108,28 @@ pub fn check(
     Ok(s)
 }
 
-/// `compare`'s settings: the file's `[compare]` limits.
-pub fn compare(config: Option<&Path>) -> anyhow::Result<Settings> {
-    let s = file(config)?;
+/// `compare`'s settings: the file's `[compare]` limits, then the limit flags.
+pub fn compare(config: Option<&Path>, flags: &CompareLimitArgs) -> anyhow::Result<Settings> {
+    let mut s = file(config)?;
+    let c = &mut s.config.compare;
+    let mut flagged = Vec::new();
+    let mut set = |key: &'static str, flag: Option<f64>, field: &mut f64| {
+        if let Some(v) = flag {
+            *field = v;
+            flagged.push(key);
+        }
+    };
+    set("alpha", flags.alpha, &mut c.alpha);
+    set("min_host_shift_us", flags.min_host_shift_us, &mut c.min_host_shift_us);
+    set("min_relative_shift", flags.min_relative_shift, &mut c.min_relative_shift);
+    set("min_launch_shift_us", flags.min_launch_shift_us, &mut c.min_launch_shift_us);
+    set("max_gpu_increase", flags.max_gpu_increase, &mut c.max_gpu_increase);
+    set("max_occupancy_drop", flags.max_occupancy_drop, &mut c.max_occupancy_drop);
+    set("min_idle_shift_us", flags.min_idle_shift_us, &mut c.min_idle_shift_us);
+    set("max_gaps_increase", flags.max_gaps_increase, &mut c.max_gaps_increase);
+    for key in flagged {
+        s.set_by_flag(&format!("compare.{key}"));
+    }
     validate(&s)?;
     Ok(s)
 }

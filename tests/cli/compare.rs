@@ -2,10 +2,12 @@
 //! drawn from the healthy figures measured on the H200, to show that noise between healthy runs
 //! does not alarm and +10 µs per launch does.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::oracle;
 use crate::util::{launchguard, repo_root};
 
 fn fixture(name: &str) -> PathBuf {
@@ -499,4 +501,213 @@ fn traces_of_another_gpu_are_not_compared_and_a_trace_is_not_a_check_result() {
     let (code, _, err) = compare(&clean, &fixture("h200-reference.json"), &[]);
     assert_eq!(code, 2);
     assert!(err.contains("not of one kind"), "{err}");
+}
+
+/// The main graph's kernel diff against the oracle: every (name, position) of both traces, the
+/// time per replay of each side and the shift, largest change first.
+fn assert_kernel_diff(baseline: &Path, current: &Path) -> Value {
+    let (_, c) = compare_traces(baseline, current, &["--force"]);
+    let (bn, b) = oracle::main_graph_positions(&oracle::load(baseline));
+    let (cn, k) = oracle::main_graph_positions(&oracle::load(current));
+    let g = &c["kernels"][0]["graphs"][0];
+    assert_eq!((g["baseline_replays"].as_u64(), g["current_replays"].as_u64()), (Some(bn), Some(cn)));
+    let rows = g["changes"].as_array().unwrap();
+    let mut keys: Vec<&(String, Option<u32>)> = b.keys().chain(k.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(rows.len(), keys.len(), "one row per name and position of either side");
+    let mut last = f64::INFINITY;
+    for r in rows {
+        let key = (r["name"].as_str().unwrap().to_string(), r["occurrence"].as_u64().map(|o| o as u32));
+        let per =
+            |m: &BTreeMap<(String, Option<u32>), f64>, n: u64| m.get(&key).map_or(0.0, |t| t / n as f64);
+        let (want_b, want_c) = (per(&b, bn), per(&k, cn));
+        let side = |s: &Value| if s.is_null() { 0.0 } else { s["time_us"].as_f64().unwrap() };
+        // The oracle adds f64 µs: within 2 ns per activity.
+        assert!(
+            (side(&r["baseline"]) - want_b).abs() < 0.002,
+            "{key:?} baseline {} vs {want_b}",
+            r["baseline"]
+        );
+        assert!((side(&r["current"]) - want_c).abs() < 0.002, "{key:?} current {} vs {want_c}", r["current"]);
+        let shift = r["time_shift_us"].as_f64().unwrap();
+        assert!((shift - (want_c - want_b)).abs() < 0.004, "{key:?} shift");
+        assert!(shift.abs() <= last + 1e-9, "largest change first");
+        last = shift.abs();
+        let change = match (b.contains_key(&key), k.contains_key(&key)) {
+            (true, true) => "matched",
+            (false, true) => "appeared",
+            _ => "vanished",
+        };
+        assert_eq!(r["change"], change, "{key:?}");
+    }
+    c
+}
+
+#[test]
+fn kernels_are_matched_by_name_and_position_as_a_naive_second_method_matches_them() {
+    let dir = repo_root().join("tests/data/labeled");
+    // The reference graph runs each GEMM and layer norm once per layer: 44 kernels, 8 names.
+    let c = assert_kernel_diff(
+        &dir.join("reference-healthy-01/trace.rank0.json.gz"),
+        &dir.join("reference-delay-100/trace.rank0.json.gz"),
+    );
+    let rows = c["kernels"][0]["graphs"][0]["changes"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["occurrence"].as_u64() == Some(4)), "four layers: a fourth instance");
+    // 28 layers of Qwen3-0.6B: 812 kernels per replay, a dozen names.
+    assert_kernel_diff(
+        &dir.join("qwen3-0.6b-healthy-01/trace.rank0.json.gz"),
+        &dir.join("qwen3-0.6b-healthy-02/trace.rank0.json.gz"),
+    );
+}
+
+#[test]
+fn kernels_that_appear_or_vanish_are_named_with_their_counts() {
+    // One H200 against a TP=2 rank (forced: the world sizes differ): the rank runs all-reduces
+    // the single GPU never does, and no graph of equal kernel count matches, so the trace's rows.
+    let dir = repo_root().join("tests/data/labeled");
+    let (base, cur) =
+        (dir.join("reference-healthy-01/trace.rank0.json.gz"), dir.join("tp2-healthy-1/trace.rank0.json.gz"));
+    let (_, c) = compare_traces(&base, &cur, &["--force"]);
+    let want_b = oracle::kernel_table(&oracle::load(&base)).all;
+    let want_c = oracle::kernel_table(&oracle::load(&cur)).all;
+    let rows = c["kernels"][0]["trace"].as_array().unwrap();
+    let mut names: Vec<&String> = want_b.keys().chain(want_c.keys()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(rows.len(), names.len());
+    let mut appeared = 0;
+    for r in rows {
+        let name = r["name"].as_str().unwrap();
+        let (b, k) = (want_b.get(name), want_c.get(name));
+        let count = |s: &Value| if s.is_null() { 0 } else { s["count"].as_f64().unwrap() as u64 };
+        assert_eq!(count(&r["baseline"]), b.map_or(0, |w| w.count), "{name}");
+        assert_eq!(count(&r["current"]), k.map_or(0, |w| w.count), "{name}");
+        match (b, k) {
+            (None, Some(_)) => {
+                appeared += 1;
+                assert_eq!(r["change"], "appeared");
+            }
+            (Some(_), None) => assert_eq!(r["change"], "vanished"),
+            _ => assert_eq!(r["change"], "matched"),
+        }
+    }
+    assert!(
+        rows.iter().any(|r| r["change"] == "appeared" && r["name"].as_str().unwrap().contains("nccl")),
+        "the all-reduce"
+    );
+    assert!(appeared >= 1);
+    // The terminal names it too.
+    let (_, out, _) = compare(&base, &cur, &["--force"]);
+    assert!(out.lines().any(|l| l.contains("nccl") && l.ends_with("appeared")), "{out}");
+}
+
+#[test]
+fn every_format_of_a_trace_comparison_says_the_same_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let labeled = repo_root().join("tests/data/labeled");
+    let (base, cur) = (
+        labeled.join("reference-healthy-01/trace.rank0.json.gz"),
+        labeled.join("reference-delay-300/trace.rank0.json.gz"),
+    );
+    let p = |name: &str| dir.path().join(name);
+    let (code, out, err) = compare(
+        &base,
+        &cur,
+        &[
+            "--junit",
+            p("c.xml").to_str().unwrap(),
+            "--markdown",
+            p("c.md").to_str().unwrap(),
+            "--html",
+            p("c.html").to_str().unwrap(),
+            "--csv",
+            p("csv").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    for f in ["c.xml", "c.md", "c.html", "csv/kernel_diff.csv", "csv/metrics.csv"] {
+        assert!(err.contains(&format!("wrote {}", p(f).display())), "{err}");
+    }
+    let (_, json) = compare_traces(&base, &cur, &[]);
+    let failing: Vec<String> = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["status"] == "fail")
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(failing.contains(&"idle_before".to_string()), "{failing:?}");
+    // JUnit: one failure per failing metric, named compare.<id>.
+    let xml = std::fs::read_to_string(p("c.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failed: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+        .map(|n| n.attribute("name").unwrap())
+        .collect();
+    let want: Vec<String> = failing.iter().map(|id| format!("compare.{id}")).collect();
+    assert_eq!(failed, want);
+    // Markdown and HTML carry the verdict and each failing metric's sentence.
+    let md = std::fs::read_to_string(p("c.md")).unwrap();
+    let html = std::fs::read_to_string(p("c.html")).unwrap();
+    assert!(md.starts_with("### launchguard compare: ❌ FAIL"));
+    assert!(html.contains("verdict v-fail") && html.contains("GPU timelines"));
+    for id in &failing {
+        assert!(md.contains(&format!("compare.{}", id.replace('_', "\\_"))), "{id} in markdown");
+        assert!(html.contains(&format!("compare.{id}")), "{id} in html");
+    }
+    // The embedded document is the JSON comparison.
+    let at = html.find("id=\"launchguard-document\">").unwrap();
+    let rest = &html[at + "id=\"launchguard-document\">".len()..];
+    let embedded: Value =
+        serde_json::from_str(&rest[..rest.find("</script>").unwrap()].replace("<\\/", "</")).unwrap();
+    assert_eq!(embedded["verdict"], "fail");
+    // CSV: the metrics' rows, and the kernel diff's rows equal to the JSON's.
+    let metrics = std::fs::read_to_string(p("csv/metrics.csv")).unwrap();
+    assert_eq!(metrics.lines().count(), 1 + json["metrics"].as_array().unwrap().len());
+    let mut rd = csv::Reader::from_path(p("csv/kernel_diff.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    let k = &json["kernels"][0];
+    let want =
+        k["graphs"].as_array().unwrap().iter().map(|g| g["changes"].as_array().unwrap().len()).sum::<usize>()
+            + k["trace"].as_array().unwrap().len();
+    assert_eq!(rows.len(), want);
+}
+
+#[test]
+fn a_report_never_overwrites_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let labeled = repo_root().join("tests/data/labeled");
+    let base = labeled.join("reference-healthy-01/trace.rank0.json.gz");
+    let copy = dir.path().join("cur.json.gz");
+    std::fs::copy(labeled.join("reference-healthy-02/trace.rank0.json.gz"), &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let (code, _, err) = compare(&base, &copy, &["--html", copy.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+}
+
+#[test]
+fn limit_flags_override_the_configuration_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("lg.toml");
+    std::fs::write(&config, "[compare]\nmin_idle_shift_us = 1.0\n").unwrap();
+    let labeled = repo_root().join("tests/data/labeled");
+    let (base, cur) = (
+        labeled.join("reference-healthy-01/trace.rank0.json.gz"),
+        labeled.join("reference-delay-300/trace.rank0.json.gz"),
+    );
+    let cfg = ["--config", config.to_str().unwrap()];
+    let (_, by_file) = compare_traces(&base, &cur, &cfg);
+    assert_eq!(by_file["limits"]["min_idle_shift_us"], 1.0);
+    assert_eq!(status_of(&by_file, "idle_before"), ["fail"]);
+    // The idle before each replay rose by about 127 µs here: a floor of 1000 µs lets it pass.
+    let (_, by_flag) = compare_traces(&base, &cur, &[&cfg[..], &["--min-idle-shift-us", "1000"]].concat());
+    assert_eq!(by_flag["limits"]["min_idle_shift_us"], 1000.0);
+    assert_eq!(status_of(&by_flag, "idle_before"), ["pass"]);
+    let (code, _, err) = compare(&base, &cur, &["--alpha", "2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("alpha") && err.lines().count() == 1, "{err}");
 }

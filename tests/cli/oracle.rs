@@ -636,3 +636,57 @@ pub fn kernel_table(doc: &Value) -> KernelTable {
         graphs,
     }
 }
+
+/// The most replayed graph's GPU time per replay by kernel, the way a comparison keys it: a name
+/// a replay runs more than once is keyed by its position (`Some(k)`: the k-th instance by start
+/// within the replay), any other by name alone. Returns (replays, key → summed µs).
+pub fn main_graph_positions(doc: &Value) -> (u64, BTreeMap<(String, Option<u32>), f64>) {
+    let launch_re = graph_launch_name();
+    let origin = events(doc).iter().find_map(|e| micros_parts(e.get("ts"))).map_or(0, |p| p.0);
+    let mut launched = std::collections::BTreeSet::new();
+    let mut acts: Vec<(u64, f64, String, f64)> = Vec::new();
+    for e in events(doc) {
+        let Some((ts, dur)) = complete(e, origin) else { continue };
+        let cat = e.get("cat").and_then(Value::as_str).unwrap_or("");
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        if is_gpu_category(cat) {
+            if let Some(c) = correlation(e) {
+                acts.push((c, ts, name, dur));
+            }
+        } else if launch_re.is_match(&name) {
+            launched.extend(correlation(e));
+        }
+    }
+    // Each replay's activities in start order.
+    let mut replays: BTreeMap<u64, Vec<(f64, String, f64)>> = BTreeMap::new();
+    for (c, ts, name, dur) in acts.into_iter().filter(|a| launched.contains(&a.0)) {
+        replays.entry(c).or_default().push((ts, name, dur));
+    }
+    let mut graphs: BTreeMap<Vec<String>, Vec<Vec<(f64, String, f64)>>> = BTreeMap::new();
+    for (_, mut items) in replays {
+        items.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut names: Vec<String> = items.iter().map(|i| i.1.clone()).collect();
+        names.sort();
+        graphs.entry(names).or_default().push(items);
+    }
+    let Some(main) = graphs.into_values().max_by_key(|g| g.len()) else { return (0, BTreeMap::new()) };
+    let repeated: std::collections::BTreeSet<String> = main
+        .iter()
+        .flat_map(|items| {
+            let mut names: Vec<&String> = items.iter().map(|i| &i.1).collect();
+            names.sort();
+            names.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0].clone()).collect::<Vec<_>>()
+        })
+        .collect();
+    let mut out: BTreeMap<(String, Option<u32>), f64> = BTreeMap::new();
+    for items in &main {
+        let mut seen: BTreeMap<&String, u32> = BTreeMap::new();
+        for (_, name, dur) in items {
+            let k = seen.entry(name).or_insert(0);
+            *k += 1;
+            let key = (name.clone(), repeated.contains(name).then_some(*k));
+            *out.entry(key).or_insert(0.0) += dur;
+        }
+    }
+    (main.len() as u64, out)
+}

@@ -25,11 +25,14 @@ pub struct Options {
     pub within_interiors: bool,
     /// Idle gaps longer than this, µs, are counted apart.
     pub gap_us: f64,
+    /// Also measure each graph's repeated kernels by their position in the replay
+    /// ([`crate::kernels::GraphKernels::positions`]), which `compare` matches by.
+    pub kernel_positions: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { within: None, within_interiors: false, gap_us: DEFAULT_GAP_US }
+        Self { within: None, within_interiors: false, gap_us: DEFAULT_GAP_US, kernel_positions: false }
     }
 }
 
@@ -133,7 +136,7 @@ pub fn analyze_timeline(
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     steady_figures(t, &mut devices, &work, opts.gap_us);
-    let kernels = kernel_table(t, &devices, &replays);
+    let kernels = kernel_table(t, &devices, &replays, opts.kernel_positions);
     let devices: Vec<Device> = devices.into_iter().map(|(d, _)| d).collect();
     let workload = match &t.context {
         Some(text) => match WorkloadContext::from_event_args(text) {
@@ -181,6 +184,7 @@ fn kernel_table(
     t: &Timeline,
     devices: &[(Device, DeviceActs<'_>)],
     replays: &[Replay],
+    positions: bool,
 ) -> crate::kernels::Kernels {
     let inputs: Vec<crate::kernels::DeviceInput<'_, '_>> = devices
         .iter()
@@ -194,7 +198,7 @@ fn kernel_table(
                 .collect(),
         })
         .collect();
-    crate::kernels::kernels(t, &inputs, replays)
+    crate::kernels::kernels(t, &inputs, replays, positions)
 }
 
 /// The `n` most frequent annotation span names, for a message that helps choose a `--within`.

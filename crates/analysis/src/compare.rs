@@ -246,6 +246,15 @@ pub struct GraphSamples {
     pub idle_before_us: Vec<f64>,
 }
 
+impl crate::kernel_diff::GraphKey for GraphSamples {
+    fn kernels(&self) -> u64 {
+        self.kernels
+    }
+    fn signature(&self) -> &str {
+        &self.signature
+    }
+}
+
 impl TraceSamples {
     /// The samples of one trace's figures; `occupancy` overrides the trace's own (a rank's
     /// occupancy excluding waiting for peers).
@@ -293,8 +302,7 @@ impl TraceSamples {
 }
 
 /// The metrics of traces `current` against `baseline`, rank by rank and graph by graph. Graphs
-/// are matched by the names of their kernels, else by their kernel count (another process may
-/// pick other GEMM kernels for the same graph); the main graph is the most replayed.
+/// are matched by [`crate::kernel_diff::match_graphs`].
 pub fn trace_metrics(
     baseline: &[TraceSamples],
     current: &[TraceSamples],
@@ -309,17 +317,8 @@ pub fn trace_metrics(
         let base = baseline.iter().find(|r| r.rank == rank).unwrap_or(&empty);
         let cur = current.iter().find(|r| r.rank == rank).unwrap_or(&empty);
         let several = base.graphs.len() > 1 || cur.graphs.len() > 1;
-        let mut matched_cur: Vec<usize> = Vec::new();
-        for bg in &base.graphs {
-            let by_names = cur.graphs.iter().position(|c| c.signature == bg.signature);
-            let by_count = || {
-                cur.graphs
-                    .iter()
-                    .enumerate()
-                    .position(|(i, c)| c.kernels == bg.kernels && !matched_cur.contains(&i))
-            };
-            let Some(ci) = by_names.filter(|i| !matched_cur.contains(i)).or_else(by_count) else { continue };
-            matched_cur.push(ci);
+        for (bi, ci) in crate::kernel_diff::match_graphs(&base.graphs, &cur.graphs) {
+            let bg = &base.graphs[bi];
             let cg = &cur.graphs[ci];
             let graph = several.then(|| format!("{} kernels", bg.kernels));
             let mut add = |m: MetricFigures| out.push(MetricFigures { rank, graph: graph.clone(), ..m });

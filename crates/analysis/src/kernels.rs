@@ -101,6 +101,22 @@ pub struct GraphKernels {
     pub gpu_time_per_replay_us: f64,
     /// One row per name over all its replays, longest total first.
     pub kernels: Vec<KernelRow>,
+    /// For the names a replay runs more than once (one GEMM per layer), one row per name and
+    /// position: the `occurrence`-th instance of the name in each replay, in start order. Only
+    /// when asked ([`crate::Options::kernel_positions`]): a comparison matches kernels by these,
+    /// so that one layer's kernel getting slower is not averaged away among the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<PositionRow>,
+}
+
+/// The figures of one name's `occurrence`-th instance per replay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PositionRow {
+    /// 1 for the first instance of the name in each replay.
+    pub occurrence: u32,
+    /// The figures of those instances (share: of the graph's summed GPU time).
+    #[serde(flatten)]
+    pub row: KernelRow,
 }
 
 fn us(ns: i64) -> f64 {
@@ -139,30 +155,32 @@ impl ByName {
         let groups = std::mem::take(&mut self.groups);
         let total: i64 = groups.iter().map(|g| g.2.iter().sum::<i64>()).sum();
         let count: u64 = groups.iter().map(|g| g.2.len() as u64).sum();
-        let mut rows: Vec<(i64, KernelRow)> = groups
-            .into_iter()
-            .map(|(name, kind, mut d)| {
-                let sum: i64 = d.iter().sum();
-                let n = d.len() as u64;
-                let max = d.iter().copied().max().unwrap_or(0);
-                let (p50, p99) = (percentile_ns(&mut d, 50.0), percentile_ns(&mut d, 99.0));
-                let row = KernelRow {
-                    name: t.strings.get(name).to_string(),
-                    kind: kind_name(kind).to_string(),
-                    count: n,
-                    total_us: us(sum),
-                    mean_us: sum as f64 / n as f64 / 1000.0,
-                    p50_us: p50 / 1000.0,
-                    p99_us: p99 / 1000.0,
-                    max_us: us(max),
-                    share: if total > 0 { sum as f64 / total as f64 } else { 0.0 },
-                };
-                (sum, row)
-            })
-            .collect();
+        let mut rows: Vec<(i64, KernelRow)> =
+            groups.into_iter().map(|(name, kind, d)| row(t, name, kind, d, total)).collect();
         rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
         (rows.into_iter().map(|(_, r)| r).collect(), count, total)
     }
+}
+
+/// One name's row from its durations `d` (ns) in a scope whose summed durations are `total`;
+/// with the row's own sum, for ordering.
+fn row(t: &Timeline, name: u32, kind: ActivityKind, mut d: Vec<i64>, total: i64) -> (i64, KernelRow) {
+    let sum: i64 = d.iter().sum();
+    let n = d.len() as u64;
+    let max = d.iter().copied().max().unwrap_or(0);
+    let (p50, p99) = (percentile_ns(&mut d, 50.0), percentile_ns(&mut d, 99.0));
+    let row = KernelRow {
+        name: t.strings.get(name).to_string(),
+        kind: kind_name(kind).to_string(),
+        count: n,
+        total_us: us(sum),
+        mean_us: sum as f64 / n as f64 / 1000.0,
+        p50_us: p50 / 1000.0,
+        p99_us: p99 / 1000.0,
+        max_us: us(max),
+        share: if total > 0 { sum as f64 / total as f64 } else { 0.0 },
+    };
+    (sum, row)
 }
 
 fn kind_name(kind: ActivityKind) -> &'static str {
@@ -201,8 +219,14 @@ pub(crate) struct DeviceInput<'a, 't> {
     pub streams: Vec<(u32, &'a str)>,
 }
 
-/// The kernel table of `devices`, with `replays` (the analysis's) grouped into graphs.
-pub(crate) fn kernels(t: &Timeline, devices: &[DeviceInput<'_, '_>], replays: &[Replay]) -> Kernels {
+/// The kernel table of `devices`, with `replays` (the analysis's) grouped into graphs; with
+/// `positions`, each graph's repeated names also by position.
+pub(crate) fn kernels(
+    t: &Timeline,
+    devices: &[DeviceInput<'_, '_>],
+    replays: &[Replay],
+    positions: bool,
+) -> Kernels {
     let mut by = ByName::new(t.strings.len());
     let mut out = Kernels::default();
     // Whole trace.
@@ -238,7 +262,7 @@ pub(crate) fn kernels(t: &Timeline, devices: &[DeviceInput<'_, '_>], replays: &[
             }
         }
     }
-    out.graphs = graphs(t, devices, replays, &mut by, (&out.kernels, out.activities));
+    out.graphs = graphs(t, devices, replays, &mut by, (&out.kernels, out.activities), positions);
     out
 }
 
@@ -251,6 +275,7 @@ fn graphs(
     replays: &[Replay],
     by: &mut ByName,
     whole: (&[KernelRow], u64),
+    positions: bool,
 ) -> Vec<GraphKernels> {
     let count = replays.iter().filter_map(|r| r.graph).max().map_or(0, |g| g as usize + 1);
     if count == 0 {
@@ -290,6 +315,7 @@ fn graphs(
             let (kernels, _, total) = by.finish(t);
             (kernels, total)
         };
+        let positions = if positions { position_rows(t, &acts, total) } else { Vec::new() };
         out.push(GraphKernels {
             graph: g as u64,
             replays: n,
@@ -297,9 +323,45 @@ fn graphs(
             kernels_per_replay: first.map_or(0, |r| r.kernels),
             gpu_time_per_replay_us: if n > 0 { total as f64 / n as f64 / 1000.0 } else { 0.0 },
             kernels,
+            positions,
         });
     }
     out
+}
+
+/// The rows by position of one graph's activities (`total`: their summed durations, ns): each
+/// activity's occurrence is its rank among its replay's activities of the same name, by start.
+fn position_rows(t: &Timeline, acts: &[&GpuActivity], total: i64) -> Vec<PositionRow> {
+    // Start order within a replay, whatever stream each activity ran on.
+    let mut order: Vec<&GpuActivity> = acts.to_vec();
+    order.sort_by_key(|a| (a.correlation, a.start, a.end));
+    let mut groups: FastMap<(u32, u32), (ActivityKind, Vec<i64>)> = FastMap::default();
+    let mut repeated = vec![false; t.strings.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let c = order[i].correlation;
+        let end = i + order[i..].iter().take_while(|a| a.correlation == c).count();
+        let mut seen: FastMap<u32, u32> = FastMap::default();
+        for a in &order[i..end] {
+            let k = seen.entry(a.name).or_insert(0);
+            *k += 1;
+            if *k > 1 {
+                repeated[a.name as usize] = true;
+            }
+            groups.entry((a.name, *k)).or_insert_with(|| (a.kind, Vec::new())).1.push(a.end - a.start);
+        }
+        i = end;
+    }
+    let mut rows: Vec<PositionRow> = groups
+        .into_iter()
+        .filter(|((name, _), _)| repeated[*name as usize])
+        .map(|((name, occurrence), (kind, d))| PositionRow {
+            occurrence,
+            row: row(t, name, kind, d, total).1,
+        })
+        .collect();
+    rows.sort_by(|a, b| a.row.name.cmp(&b.row.name).then(a.occurrence.cmp(&b.occurrence)));
+    rows
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod analyze;
 pub mod compare;
 pub mod context;
 pub mod intervals;
+pub mod kernel_diff;
 pub mod kernels;
 pub mod model;
 pub mod model_ranks;

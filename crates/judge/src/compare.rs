@@ -43,6 +43,10 @@ pub struct Comparison {
     pub limits: CompareConfig,
     /// One entry per metric (and per rank with several ranks); empty when not comparable.
     pub metrics: Vec<Metric>,
+    /// Comparisons of traces: which kernels changed, per rank (figures only, never judged;
+    /// given even when the runs are not comparable, as what differs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<launchguard_analysis::kernel_diff::KernelDiff>,
 }
 
 /// What identifies one of the two runs.
@@ -172,6 +176,7 @@ pub fn judge(
         differences,
         limits: cfg.clone(),
         metrics: if comparable { figures.into_iter().map(|f| metric(f, cfg)).collect() } else { Vec::new() },
+        kernels: Vec::new(),
     };
     c.verdict = Verdict::of(&c.checks());
     c

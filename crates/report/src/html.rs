@@ -56,8 +56,8 @@ struct RankDetail<'a> {
     findings: Findings,
 }
 
-const CSS: &str = include_str!("html.css");
-const SCRIPT: &str = include_str!("html.js");
+pub(crate) const CSS: &str = include_str!("html.css");
+pub(crate) const SCRIPT: &str = include_str!("html.js");
 
 fn page(
     view: &View<'_>,

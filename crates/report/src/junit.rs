@@ -2,7 +2,7 @@
 //! each check as a test. Failed checks are failures carrying their message, value and limit;
 //! skipped checks are skipped; a warning passes but keeps its message in `system-out`.
 
-use launchguard_judge::Status;
+use launchguard_judge::{Check, Status};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::{value_text, Export, View};
@@ -12,61 +12,68 @@ pub struct Junit;
 
 impl Export for Junit {
     fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let classname = format!("launchguard.{}", view.command);
-        let mut suite = TestSuite::new(format!("launchguard {}", view.command));
-        suite.add_property(Property::new("verdict", view.verdict.as_str()));
+        let mut properties = vec![("verdict", view.verdict.as_str().to_string())];
         if let Some(a) = view.analysis {
-            suite.add_property(Property::new("trace", a.source.path.as_str()));
+            properties.push(("trace", a.source.path.clone()));
         }
         if let Some(r) = view.reason {
-            suite.add_property(Property::new("reason", r));
+            properties.push(("reason", r.to_string()));
         }
-        for c in view.checks {
-            let figures = format!("value: {}; limit: {}", value_text(&c.value), value_text(&c.limit));
-            let mut status = match c.status {
-                Status::Pass | Status::Warn => TestCaseStatus::success(),
-                Status::Fail => {
-                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    s.set_type("fail");
-                    s
-                }
-                Status::Skip => TestCaseStatus::skipped(),
-            };
-            if c.status >= Status::Fail || c.status == Status::Skip {
-                status.set_message(c.message.as_str());
-                let mut body = figures.clone();
-                if let Some(h) = &c.hint {
-                    body.push_str(&format!("\nhint: {h}"));
-                }
-                status.set_description(body);
-            }
-            let mut case = TestCase::new(c.id.as_str(), status);
-            case.set_classname(classname.as_str());
-            case.add_property(Property::new("status", c.status.as_str()));
-            for (name, v) in [("value", &c.value), ("limit", &c.limit)] {
-                if !v.is_null() {
-                    case.add_property(Property::new(name, value_text(v)));
-                }
-            }
-            if c.status == Status::Warn {
-                let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
-                case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
-            }
-            suite.add_test_case(case);
-        }
-        let mut report = Report::new("launchguard");
-        report.add_test_suite(suite);
-        let mut out = Vec::new();
-        report.serialize(&mut out)?;
-        Ok(out)
+        xml(view.command, &properties, view.checks)
     }
+}
+
+/// The JUnit XML of `command`'s checks: one suite with `properties`, one testcase per check.
+pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> anyhow::Result<Vec<u8>> {
+    let classname = format!("launchguard.{command}");
+    let mut suite = TestSuite::new(format!("launchguard {command}"));
+    for (name, value) in properties {
+        suite.add_property(Property::new(*name, value.as_str()));
+    }
+    for c in checks {
+        let figures = format!("value: {}; limit: {}", value_text(&c.value), value_text(&c.limit));
+        let mut status = match c.status {
+            Status::Pass | Status::Warn => TestCaseStatus::success(),
+            Status::Fail => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_type("fail");
+                s
+            }
+            Status::Skip => TestCaseStatus::skipped(),
+        };
+        if c.status >= Status::Fail || c.status == Status::Skip {
+            status.set_message(c.message.as_str());
+            let mut body = figures.clone();
+            if let Some(h) = &c.hint {
+                body.push_str(&format!("\nhint: {h}"));
+            }
+            status.set_description(body);
+        }
+        let mut case = TestCase::new(c.id.as_str(), status);
+        case.set_classname(classname.as_str());
+        case.add_property(Property::new("status", c.status.as_str()));
+        for (name, v) in [("value", &c.value), ("limit", &c.limit)] {
+            if !v.is_null() {
+                case.add_property(Property::new(name, value_text(v)));
+            }
+        }
+        if c.status == Status::Warn {
+            let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
+            case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
+        }
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("launchguard");
+    report.add_test_suite(suite);
+    let mut out = Vec::new();
+    report.serialize(&mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
-    use launchguard_judge::Check;
 
     #[test]
     fn one_testcase_per_check_with_failures_and_skips() {

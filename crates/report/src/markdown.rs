@@ -133,7 +133,7 @@ fn ranks_section(out: &mut String, r: &RanksView<'_>) {
     }
 }
 
-fn verdict_badge(v: Verdict) -> &'static str {
+pub(crate) fn verdict_badge(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "✅ PASS",
         Verdict::Warn => "⚠️ WARN",
@@ -142,7 +142,7 @@ fn verdict_badge(v: Verdict) -> &'static str {
     }
 }
 
-fn status_badge(s: Status) -> &'static str {
+pub(crate) fn status_badge(s: Status) -> &'static str {
     match s {
         Status::Pass => "✅ pass",
         Status::Warn => "⚠️ warn",
@@ -152,7 +152,7 @@ fn status_badge(s: Status) -> &'static str {
 }
 
 /// Text safe inside a table cell: no line breaks, no table or HTML syntax, no emphasis.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {

@@ -1,0 +1,136 @@
+//! A comparison as CSV files with a header row (`--csv DIR`): `kernel_diff.csv`, every row of the
+//! kernel diff (each rank, each matched graph and the whole trace), and `metrics.csv`, every
+//! metric. Written atomically; times in µs as in the JSON, names in full.
+
+use std::path::{Path, PathBuf};
+
+use launchguard_analysis::kernel_diff::{ChangeKind, KernelChange, KernelSide};
+use launchguard_judge::compare::Comparison;
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| x.to_string())
+}
+
+/// Writes the tables into `dir` (created when missing); returns the files written, in order.
+pub fn write_dir(c: &Comparison, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    for (name, bytes) in [("kernel_diff.csv", kernel_diff(c)?), ("metrics.csv", metrics(c)?)] {
+        let path = dir.join(name);
+        crate::write_atomic(&path, &bytes)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Every kernel row: scope (`graph` per replay, or `trace` in all), rank, graph, name, position,
+/// change, both sides and the shifts.
+pub fn kernel_diff(c: &Comparison) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "scope",
+        "graph",
+        "name",
+        "kind",
+        "occurrence",
+        "change",
+        "baseline_count",
+        "current_count",
+        "baseline_time_us",
+        "current_time_us",
+        "baseline_mean_us",
+        "current_mean_us",
+        "baseline_p50_us",
+        "current_p50_us",
+        "time_shift_us",
+        "count_shift",
+        "mean_shift_us",
+    ])?;
+    for d in &c.kernels {
+        let rank = d.rank.map_or_else(String::new, |r| r.to_string());
+        let scopes = d
+            .graphs
+            .iter()
+            .map(|g| ("graph", g.graph.as_str(), &g.changes))
+            .chain(std::iter::once(("trace", "", &d.trace)));
+        for (scope, graph, changes) in scopes {
+            for k in changes.iter() {
+                w.write_record(record(&rank, scope, graph, k))?;
+            }
+        }
+    }
+    Ok(w.into_inner()?)
+}
+
+fn record(rank: &str, scope: &str, graph: &str, k: &KernelChange) -> Vec<String> {
+    let side = |s: Option<KernelSide>, f: fn(&KernelSide) -> f64| opt(s.as_ref().map(f));
+    vec![
+        rank.to_string(),
+        scope.to_string(),
+        graph.to_string(),
+        k.name.clone(),
+        k.kind.clone(),
+        k.occurrence.map_or_else(String::new, |o| o.to_string()),
+        match k.change {
+            ChangeKind::Matched => "matched",
+            ChangeKind::Appeared => "appeared",
+            ChangeKind::Vanished => "vanished",
+        }
+        .to_string(),
+        side(k.baseline, |s| s.count),
+        side(k.current, |s| s.count),
+        side(k.baseline, |s| s.time_us),
+        side(k.current, |s| s.time_us),
+        side(k.baseline, |s| s.mean_us),
+        side(k.current, |s| s.mean_us),
+        side(k.baseline, |s| s.p50_us),
+        side(k.current, |s| s.p50_us),
+        k.time_shift_us.to_string(),
+        k.count_shift.to_string(),
+        opt(k.mean_shift_us),
+    ]
+}
+
+/// Every metric: rank, graph, id, both medians, the shift, its interval, p, limit, status.
+pub fn metrics(c: &Comparison) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "rank",
+        "graph",
+        "metric",
+        "unit",
+        "baseline_n",
+        "current_n",
+        "baseline_median",
+        "current_median",
+        "shift",
+        "interval_low",
+        "interval_high",
+        "p_value",
+        "limit",
+        "status",
+        "outcome",
+    ])?;
+    for m in &c.metrics {
+        let f = &m.figures;
+        w.write_record([
+            f.rank.map_or_else(String::new, |r| r.to_string()),
+            f.graph.clone().unwrap_or_default(),
+            f.id.clone(),
+            f.unit.clone(),
+            f.baseline.n.to_string(),
+            f.current.n.to_string(),
+            opt(f.baseline.median),
+            opt(f.current.median),
+            opt(f.shift),
+            opt(f.interval.map(|i| i.low)),
+            opt(f.interval.map(|i| i.high)),
+            opt(f.p_value),
+            opt(m.limit),
+            m.status.as_str().to_string(),
+            super::outcome_word(m.outcome).to_string(),
+        ])?;
+    }
+    Ok(w.into_inner()?)
+}
