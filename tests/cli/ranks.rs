@@ -652,3 +652,44 @@ fn one_trace_has_no_ranks_section() {
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(!html.contains("id=\"ranks\"") && !html.contains("id=\"rank-"));
 }
+
+#[test]
+fn ranks_on_two_nodes_get_a_line_per_node() {
+    // torch.profiler's default file names carry the host: `{host}_{pid}.{ms}.pt.trace.json`.
+    let Some(dir) = h200x2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for (rank, host) in [(0, "node-a"), (1, "node-b")] {
+        let name = format!("{host}_{}.1764500000000.pt.trace.json.gz", 100 + rank);
+        std::fs::copy(dir.join(format!("tp2_rank{rank}.json.gz")), tmp.path().join(name)).unwrap();
+    }
+    let (_, doc, _) = run_json(&[tmp.path()], &[]);
+    let nodes = doc["across"]["nodes"].as_array().expect("per-node figures");
+    assert_eq!(nodes.len(), 2);
+    // Counted over the replays of the common window (without the warm-up), as the skew there.
+    let skew = match &doc["across"]["skew_common"] {
+        Value::Null => &doc["across"]["skew"],
+        s => s,
+    };
+    for (i, n) in nodes.iter().enumerate() {
+        assert_eq!(n["node"], ["node-a", "node-b"][i]);
+        assert_eq!(n["ranks"], serde_json::json!([i]));
+        // One rank per node: its figures are the rank's own.
+        let rank = doc["ranks"].as_array().unwrap().iter().find(|r| r["rank"] == i).unwrap();
+        let f = if rank["common"].is_null() { &rank["whole"] } else { &rank["common"] };
+        let occ = f["occupancy_excluding_wait"].as_f64().or(f["occupancy"].as_f64()).unwrap();
+        assert!((n["occupancy_min"].as_f64().unwrap() - occ).abs() < 1e-12);
+        assert_eq!(n["occupancy_min"], n["occupancy_median"]);
+        let last: u64 = skew["last_to_start"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["rank"] == i)
+            .map(|c| c["replays"].as_u64().unwrap())
+            .sum();
+        assert_eq!(n["last_to_start"].as_u64(), Some(last));
+    }
+    let out = launchguard().arg("analyze").arg(tmp.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l.starts_with("nodes") && l.contains("node-a: rank 0;")), "{text}");
+    assert!(text.contains("node-b: rank 1;"), "{text}");
+}

@@ -125,8 +125,8 @@ pub struct NodeFigures {
     pub occupancy_min: f64,
     /// Their median occupancy.
     pub occupancy_median: f64,
-    /// Replays one of its ranks started last (on the GPU) across all ranks: a slow node collects
-    /// them.
+    /// Replays one of its ranks started last (on the GPU) across all ranks, counted as
+    /// `skew_common` counts them (else `skew`): a slow node collects them.
     pub last_to_start: u64,
     /// The median shift of its ranks' clocks onto the common clock, µs.
     pub clock_offset_us: f64,

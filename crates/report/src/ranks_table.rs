@@ -161,7 +161,33 @@ pub(crate) fn across(r: &RanksReport) -> Vec<(&'static str, String)> {
     let collectives: Vec<String> = r.ranks.iter().map(collectives).collect();
     out.push(("collectives", collectives.join("; ")));
     out.push(("worst rank", format!("rank {}", r.across.worst_rank)));
+    for n in nodes(r) {
+        out.push(("node", n));
+    }
     out
+}
+
+/// One line per node, when the ranks ran on several: its ranks, their occupancy (excluding
+/// waiting for peers), how many replays they started last, their clock offset.
+pub(crate) fn nodes(r: &RanksReport) -> Vec<String> {
+    r.across
+        .figures
+        .nodes
+        .iter()
+        .map(|n| {
+            let ranks: Vec<String> = n.ranks.iter().map(u64::to_string).collect();
+            format!(
+                "{}: rank{} {}; occupancy min {}, median {}; last to start {} replay(s); clock offset {}",
+                n.node,
+                if n.ranks.len() == 1 { "" } else { "s" },
+                ranks.join(", "),
+                pct(Some(n.occupancy_min)),
+                pct(Some(n.occupancy_median)),
+                n.last_to_start,
+                crate::terminal::human_us(n.clock_offset_us)
+            )
+        })
+        .collect()
 }
 
 /// Which rank the single-trace detail of the report belongs to, as a sentence.

@@ -145,6 +145,9 @@ pub fn render(r: &RanksReport) -> String {
         skew_line(&mut out, "  common", s);
     }
     let _ = writeln!(out, "{:<13}rank {}", "worst rank", r.across.worst_rank);
+    for (i, n) in ranks_table::nodes(r).iter().enumerate() {
+        let _ = writeln!(out, "{:<13}{n}", if i == 0 { "nodes" } else { "" });
+    }
     out.push('\n');
 
     for rank in &r.ranks {
