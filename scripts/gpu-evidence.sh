@@ -36,6 +36,17 @@ run() {
   echo "--- $name: $(tail -n 2 "$E/$name.txt" | tr '\n' ' ')"
 }
 
+# The pid of rank 1's workload, polled every 0.1 s up to $1 times (empty when it never appears).
+rank1_workload() {
+  local i p
+  for i in $(seq 1 "$1"); do
+    for p in $(pgrep -f launchguard_workload.py); do
+      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then echo "$p"; return; fi
+    done
+    sleep 0.1
+  done
+}
+
 machine() {
   { nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
@@ -86,14 +97,9 @@ tp() {
   {
     echo "\$ launchguard check --tp $n & ... kill -9 <rank 1> 5 s after it started"
     "$BIN" check --tp "$n" --timeout 120 > "$E/kill-tp$n.out" 2>&1 &
-    local lg=$! victim="" i
-    # Find rank 1 as soon as it exists, then let it get into its phases (a whole check takes ~10 s).
-    for i in $(seq 1 100); do
-      for p in $(pgrep -f launchguard_workload.py); do
-        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
-      done
-      [ -n "$victim" ] && break; sleep 0.1
-    done
+    local lg=$! victim
+    # Rank 1 as soon as it exists, then let it get into its phases (a whole check takes ~10 s).
+    victim=$(rank1_workload 100)
     sleep 5
     echo "# killing rank 1: pid ${victim:-none}"; [ -n "$victim" ] && kill -9 "$victim"
     wait $lg; echo "# launchguard exit code $?"
@@ -165,13 +171,8 @@ launchers() {
   { echo "\$ two torchrun agents as above; kill -9 rank 1's workload 8 s in"
     port=$((port + 2))
     ( agents "torchrun-kill" "$port" "lg-kill-$port" ) &
-    local victim=""
-    for i in $(seq 1 200); do
-      for p in $(pgrep -f launchguard_workload.py); do
-        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1'; then victim=$p; fi
-      done
-      [ -n "$victim" ] && break; sleep 0.1
-    done
+    local victim
+    victim=$(rank1_workload 200)
     sleep 8
     echo "# killing rank 1's workload: pid ${victim:-none} at $(date -u +%T)"; [ -n "$victim" ] && kill -9 "$victim"
     wait

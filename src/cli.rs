@@ -118,15 +118,8 @@ pub enum LaunchStatisticArg {
 /// Report files, written in addition to standard output; the same flags on `analyze` and `check`.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ReportArgs {
-    /// Write JUnit XML (one testcase per check).
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a pull-request comment).
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report with a GPU timeline.
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub files: ReportFiles,
     /// Write a copy of the trace with the findings added as events, for Perfetto. Several ranks:
     /// one file per rank, .rankN before the extension ({rank} in PATH is replaced instead).
     #[arg(long, value_name = "PATH")]
@@ -135,6 +128,30 @@ pub struct ReportArgs {
     /// kernels.csv, replays.csv, gaps.csv, and ranks.csv with several ranks.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
+}
+
+/// The report files every command with a verdict writes.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ReportFiles {
+    /// Write JUnit XML (one testcase per check).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a pull-request comment).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with the GPU timelines.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    /// The files asked for, with their flags.
+    pub fn asked(&self) -> Vec<(&'static str, &PathBuf)> {
+        [("--junit", &self.junit), ("--markdown", &self.markdown), ("--html", &self.html)]
+            .into_iter()
+            .filter_map(|(flag, p)| Some((flag, p.as_ref()?)))
+            .collect()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -415,16 +432,8 @@ pub struct CompareLimitArgs {
 /// `compare`'s report files.
 #[derive(Debug, Args, Default)]
 pub struct CompareReportArgs {
-    /// Write JUnit XML (one testcase per compared metric).
-    #[arg(long, value_name = "PATH")]
-    pub junit: Option<PathBuf>,
-    /// Write a Markdown summary (for $GITHUB_STEP_SUMMARY or a pull-request comment).
-    #[arg(long, value_name = "PATH")]
-    pub markdown: Option<PathBuf>,
-    /// Write a self-contained HTML report; for traces, with the two GPU timelines one above the
-    /// other.
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub files: ReportFiles,
     /// Write the kernel diff and the metrics as CSV files with a header row into DIR (created if
     /// missing): kernel_diff.csv, metrics.csv.
     #[arg(long, value_name = "DIR")]

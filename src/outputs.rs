@@ -68,14 +68,13 @@ pub(crate) fn write_reports(
     let ranks = view.ranks.filter(|r| !r.traces.is_empty());
     // (output, flag, what): the annotated copies per rank need their rank's own view.
     let mut jobs: Vec<(PathBuf, &str, Job)> = Vec::new();
-    if let Some(p) = &reports.junit {
-        jobs.push((p.clone(), "--junit", Job::Whole(&Junit)));
-    }
-    if let Some(p) = &reports.markdown {
-        jobs.push((p.clone(), "--markdown", Job::Whole(&Markdown)));
-    }
-    if let Some(p) = &reports.html {
-        jobs.push((p.clone(), "--html", Job::Whole(&Html)));
+    for (flag, p) in reports.files.asked() {
+        let export: &dyn Export = match flag {
+            "--junit" => &Junit,
+            "--markdown" => &Markdown,
+            _ => &Html,
+        };
+        jobs.push((p.clone(), flag, Job::Whole(export)));
     }
     if let Some(path) = &reports.annotate_trace {
         match (ranks, inputs.first()) {
@@ -97,19 +96,8 @@ pub(crate) fn write_reports(
             (None, None) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
         }
     }
-    for (i, (path, flag, _)) in jobs.iter().enumerate() {
-        // The inputs are never modified, not even by a report written over them.
-        if let Some(input) = inputs.iter().find(|input| same_file(path, input)) {
-            anyhow::bail!(
-                "{flag} {} is the input trace {}; refusing to overwrite it",
-                path.display(),
-                input.display()
-            );
-        }
-        if let Some((_, other, _)) = jobs[..i].iter().find(|(p, _, _)| same_file(p, path)) {
-            anyhow::bail!("{other} and {flag} both write {}", path.display());
-        }
-    }
+    let outputs: Vec<(&str, &Path)> = jobs.iter().map(|(p, flag, _)| (*flag, p.as_path())).collect();
+    refuse_clashes(&outputs, inputs)?;
     for (path, _, job) in &jobs {
         let gzip = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         match job {
@@ -136,6 +124,24 @@ pub(crate) fn write_reports(
     if let Some(dir) = &reports.csv {
         for path in launchguard_report::csv_tables::write_dir(view, dir)? {
             wrote(&path);
+        }
+    }
+    Ok(())
+}
+
+/// Refuses outputs `(flag, path)` that would overwrite an input, or each other.
+pub(crate) fn refuse_clashes(outputs: &[(&str, &Path)], inputs: &[&Path]) -> anyhow::Result<()> {
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        // The inputs are never modified, not even by a report written over them.
+        if let Some(input) = inputs.iter().find(|input| same_file(path, input)) {
+            anyhow::bail!(
+                "{flag} {} is the input {}; refusing to overwrite it",
+                path.display(),
+                input.display()
+            );
+        }
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same_file(p, path)) {
+            anyhow::bail!("{other} and {flag} both write {}", path.display());
         }
     }
     Ok(())

@@ -164,7 +164,7 @@ fn several(
     // copy every rank (the HTML, the annotated copies, the gaps CSV), else the worst rank's alone
     // for the single-trace part of the view.
     let r = &args.reports;
-    let again: Vec<Trace> = if r.html.is_some() || r.annotate_trace.is_some() || r.csv.is_some() {
+    let again: Vec<Trace> = if r.files.html.is_some() || r.annotate_trace.is_some() || r.csv.is_some() {
         paths.iter().map(|p| launchguard_trace::read_with(p, parser)).collect::<Result<_, _>>()?
     } else {
         Vec::new()

@@ -53,21 +53,9 @@ fn write_reports(
     settings: &Settings,
 ) -> anyhow::Result<()> {
     let inputs: Vec<&Path> = sides.iter().flat_map(|s| s.paths()).collect();
-    let files = [("--junit", &reports.junit), ("--markdown", &reports.markdown), ("--html", &reports.html)];
-    let files: Vec<(&str, &PathBuf)> =
-        files.into_iter().filter_map(|(f, p)| Some((f, p.as_ref()?))).collect();
-    for (i, (flag, path)) in files.iter().enumerate() {
-        if let Some(input) = inputs.iter().find(|input| outputs::same_file(path, input)) {
-            anyhow::bail!(
-                "{flag} {} is the input {}; refusing to overwrite it",
-                path.display(),
-                input.display()
-            );
-        }
-        if let Some((other, _)) = files[..i].iter().find(|(_, p)| outputs::same_file(p, path)) {
-            anyhow::bail!("{other} and {flag} both write {}", path.display());
-        }
-    }
+    let files = reports.files.asked();
+    let outputs: Vec<(&str, &Path)> = files.iter().map(|(flag, p)| (*flag, p.as_path())).collect();
+    outputs::refuse_clashes(&outputs, &inputs)?;
     for (flag, path) in files {
         let bytes = match flag {
             "--junit" => report::junit::render(c)?,

@@ -662,7 +662,9 @@ pub fn main_graph_positions(doc: &Value) -> (u64, BTreeMap<(String, Option<u32>)
     for (c, ts, name, dur) in acts.into_iter().filter(|a| launched.contains(&a.0)) {
         replays.entry(c).or_default().push((ts, name, dur));
     }
-    let mut graphs: BTreeMap<Vec<String>, Vec<Vec<(f64, String, f64)>>> = BTreeMap::new();
+    // Keyed by the sorted names; each replay's (start, name, duration) in start order.
+    type Replays = Vec<Vec<(f64, String, f64)>>;
+    let mut graphs: BTreeMap<Vec<String>, Replays> = BTreeMap::new();
     for (_, mut items) in replays {
         items.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut names: Vec<String> = items.iter().map(|i| i.1.clone()).collect();

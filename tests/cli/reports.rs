@@ -492,7 +492,7 @@ fn a_report_over_the_input_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{flag}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("is the input trace"), "{err}");
+        assert!(err.contains("is the input") && err.contains("refusing to overwrite"), "{err}");
         assert!(out.stdout.is_empty(), "nothing printed as if all went well");
     }
     assert_eq!(std::fs::read(&trace).unwrap(), before);

@@ -190,8 +190,11 @@ pub fn kernel_diff(baseline: KernelSource<'_>, current: KernelSource<'_>, rank: 
 /// A row's key: name, and position for a repeated name.
 type Key = (String, Option<u32>);
 
+/// Rows by key, with their kind.
+type Rows = BTreeMap<Key, (String, KernelSide)>;
+
 /// Rows keyed by name, their counts and times divided by `per` (replays, or 1).
-fn by_name(rows: &[KernelRow], per: f64) -> BTreeMap<Key, (String, KernelSide)> {
+fn by_name(rows: &[KernelRow], per: f64) -> Rows {
     rows.iter().map(|r| ((r.name.clone(), None), (r.kind.clone(), side(r, per)))).collect()
 }
 
@@ -206,10 +209,7 @@ fn side(r: &KernelRow, per: f64) -> KernelSide {
 
 /// Both graphs' rows, keyed alike: a name repeated within a replay on either side is keyed by
 /// position on both (a side that runs it once has it at position 1).
-fn graph_rows(
-    b: &GraphKernels,
-    c: &GraphKernels,
-) -> (BTreeMap<Key, (String, KernelSide)>, BTreeMap<Key, (String, KernelSide)>) {
+fn graph_rows(b: &GraphKernels, c: &GraphKernels) -> (Rows, Rows) {
     let repeated: std::collections::BTreeSet<&str> =
         b.positions.iter().chain(&c.positions).map(|p| p.row.name.as_str()).collect();
     let rows = |g: &GraphKernels| {
@@ -230,10 +230,7 @@ fn graph_rows(
 }
 
 /// The rows of two keyed tables, largest time change first.
-fn changes(
-    b: &BTreeMap<Key, (String, KernelSide)>,
-    c: &BTreeMap<Key, (String, KernelSide)>,
-) -> Vec<KernelChange> {
+fn changes(b: &Rows, c: &Rows) -> Vec<KernelChange> {
     let mut keys: Vec<&Key> = b.keys().chain(c.keys()).collect();
     keys.sort();
     keys.dedup();
