@@ -25,18 +25,25 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
     };
+    let limits = super::settings::input(&settings, &args.input)?;
     let paths = expand(&args.traces)?;
+    let stdin = paths.iter().filter(|p| is_stdin(p)).count();
+    anyhow::ensure!(stdin <= 1, "standard input (-) can be read once only");
+    anyhow::ensure!(
+        stdin == 0 || args.reports.annotate_trace.is_none(),
+        "--annotate-trace copies the trace, and standard input cannot be read again: save the trace to a file first"
+    );
     let opts = Options {
         within,
         within_interiors: args.within_interiors,
         gap_us: settings.config.thresholds.gap_us,
     };
     if paths.len() > 1 {
-        return several(&args, &paths, parser, &opts, &settings);
+        return several(&args, &paths, parser, &limits, &opts, &settings);
     }
-    let trace = read(&paths[0], parser)?;
+    let trace = read(&paths[0], parser, &limits)?;
     let figures = analyze(&trace, &opts)?;
-    usable(&figures, &paths[0])?;
+    usable(&figures, &trace.source.path)?;
     let judged = launchguard_judge::analysis(figures, &settings);
     let document = launchguard_report::Document::of(&judged)?;
     // A trace `check` kept carries its host samples: shown as `check` shows them.
@@ -77,6 +84,11 @@ fn usable(a: &Analysis, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the path stands for standard input.
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == launchguard_trace::input::STDIN
+}
+
 /// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`).
 fn is_trace_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
@@ -108,12 +120,12 @@ fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
-    let trace = launchguard_trace::read_with(path, parser)?;
+fn read(path: &Path, parser: Parser, limits: &launchguard_trace::Limits) -> anyhow::Result<Trace> {
+    let trace = launchguard_trace::read_limited(path, parser, limits)?;
     if let Some(why) = &trace.truncated {
         eprintln!(
             "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
-            path.display(),
+            trace.source.path.display(),
             trace.timeline.events
         );
     }
@@ -126,6 +138,7 @@ fn several(
     args: &AnalyzeArgs,
     paths: &[PathBuf],
     parser: Parser,
+    limits: &launchguard_trace::Limits,
     opts: &Options,
     settings: &launchguard_judge::Settings,
 ) -> anyhow::Result<u8> {
@@ -133,7 +146,7 @@ fn several(
         opts.within.is_none(),
         "--within works on one trace only for now: the cross-rank figures cover whole traces"
     );
-    let traces = paths.iter().map(|p| read(p, parser)).collect::<anyhow::Result<Vec<Trace>>>()?;
+    let traces = paths.iter().map(|p| read(p, parser, limits)).collect::<anyhow::Result<Vec<Trace>>>()?;
     let ids = identify(&traces)?;
     let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
     let figures = analyze_ranks(&ranks, opts)?;

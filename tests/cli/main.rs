@@ -6,6 +6,7 @@ mod util;
 mod analyze;
 mod check;
 mod compare;
+mod hostile;
 mod labeled;
 mod oracle;
 mod parsers;
