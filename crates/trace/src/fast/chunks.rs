@@ -24,12 +24,14 @@ pub(crate) enum Events {
     /// The builder stopped at a cap (or out of memory).
     Stopped,
     /// It failed at `at`; the reference parser can restart at `anchor`, the start of the last
-    /// complete element, or just after `[` when there is none.
+    /// complete element (`at_element`), or just after `[` when there is none.
     Failed {
         /// Where the failure was found.
         at: usize,
         /// Where to restart.
         anchor: usize,
+        /// Whether `anchor` is an element's start.
+        at_element: bool,
     },
 }
 
@@ -89,15 +91,17 @@ pub(crate) fn parse(
     let (mut run, mut stopped, part) = runs[0].take().expect("the first part");
     let mut parts = vec![part];
     let mut anchor = content;
+    let mut at_element = false;
     let mut next = 1;
     let end = loop {
         if let Some((start, _)) = run.last_done {
             anchor = start;
+            at_element = true;
         }
         match run.end {
             End::Closed(p) => break Events::Closed(p),
             End::Stopped => break Events::Stopped,
-            End::Failed { at, .. } => break Events::Failed { at, anchor },
+            End::Failed { at, .. } => break Events::Failed { at, anchor, at_element },
             End::Landed(q) => {
                 // Guesses before q were not element starts.
                 while next < starts.len() && starts[next] < q {

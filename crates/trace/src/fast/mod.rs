@@ -104,7 +104,8 @@ fn parse_slice_fast(
             top::Walk::Done(end) => return Some((Ok(last_close.is_some()), Some(end))),
             top::Walk::Failed { at, .. } => {
                 let (close, bare) = last_close?;
-                return replay_slice(buf, close, at, bare).map(|e| (Err(e), None));
+                let r = replay_slice(buf, close, at, bare)?;
+                return Some((Err(r.error), None));
             }
             top::Walk::Events { content, bare } => {
                 match chunks::parse(buf, content, element_level(bare), min_part, release, builder) {
@@ -118,8 +119,10 @@ fn parse_slice_fast(
                     }
                     // The reader reports the cap from the builder.
                     chunks::Events::Stopped => return Some((Ok(true), None)),
-                    chunks::Events::Failed { at, anchor } => {
-                        return replay_slice(buf, anchor, at, bare).map(|e| (Err(e), None))
+                    chunks::Events::Failed { at, anchor, at_element } => {
+                        let r = replay_slice(buf, anchor, at, bare)?;
+                        r.count_into(at_element, builder);
+                        return Some((Err(r.error), None));
                     }
                 }
             }
@@ -128,7 +131,7 @@ fn parse_slice_fast(
 }
 
 /// The reference parser's error for a failure found at `at`, restarting at `anchor`.
-fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<serde_json::Error> {
+fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<replay::Replayed> {
     let place = replay::Place::default().advance(buf, 0, anchor);
     let limit = buf.len().min(at.saturating_add(1 << 16));
     replay::slice(buf, anchor, place, limit, bare)

@@ -181,7 +181,7 @@ impl Window {
     }
 
     /// The reference parser's error from `anchor` on, reading the rest of the stream as needed.
-    fn replay(&mut self, anchor: usize, bare: bool) -> Option<serde_json::Error> {
+    fn replay(&mut self, anchor: usize, bare: bool) -> Option<replay::Replayed> {
         let place = self.place.advance(&self.buf, 0, anchor);
         let rest = Rest { rx: &self.rx, block: Vec::new(), at: 0, error: self.error.take(), done: self.done };
         replay::stream(&self.buf[anchor..], place, bare, rest)
@@ -232,8 +232,9 @@ enum Ev {
     Closed(usize),
     /// The builder stopped (a cap, or memory).
     Stopped,
-    /// The reference parser should replay from this position.
-    Failed(usize),
+    /// The reference parser should replay from `anchor`: the last complete element when
+    /// `at_element`, else the array's content.
+    Failed { anchor: usize, at_element: bool },
 }
 
 /// The outcome; `None` when the reference parser should read the whole input again.
@@ -259,7 +260,7 @@ fn drive(w: &mut Window, builder: &mut TimelineBuilder) -> Option<tail::Outcome>
             }
             top::Walk::Failed { .. } if !saw_events => return Some(w.reference(builder)),
             // After an events array, `pos` is just past its `]`.
-            top::Walk::Failed { .. } => return w.replay(pos - 1, false).map(|e| Err(Stop::Json(e))),
+            top::Walk::Failed { .. } => return w.replay(pos - 1, false).map(|r| Err(Stop::Json(r.error))),
             top::Walk::Done(end) => return Some(w.finish(end, saw_events)),
             top::Walk::Events { content, bare } => {
                 saw_events = true;
@@ -271,7 +272,11 @@ fn drive(w: &mut Window, builder: &mut TimelineBuilder) -> Option<tail::Outcome>
                         from = top::From::AfterEvents;
                     }
                     Ev::Stopped => return Some(Ok(true)),
-                    Ev::Failed(anchor) => return w.replay(anchor, bare).map(|e| Err(Stop::Json(e))),
+                    Ev::Failed { anchor, at_element } => {
+                        let r = w.replay(anchor, bare)?;
+                        r.count_into(at_element, builder);
+                        return Some(Err(Stop::Json(r.error)));
+                    }
                 }
             }
         }
@@ -285,10 +290,12 @@ fn events(w: &mut Window, content: usize, bare: bool, builder: &mut TimelineBuil
     let mut after = After::Open;
     // The start of the last complete element, or the array's content.
     let mut anchor = content;
+    let mut at_element = false;
     loop {
         let run = array::run(&w.buf, pos, after, usize::MAX, level, None, builder);
         if let Some((start, end)) = run.last_done {
             anchor = start;
+            at_element = true;
             pos = end;
             after = After::Element;
         }
@@ -304,7 +311,7 @@ fn events(w: &mut Window, content: usize, bare: bool, builder: &mut TimelineBuil
                     return Ev::Stopped;
                 }
             }
-            End::Failed { .. } | End::Landed(_) => return Ev::Failed(anchor),
+            End::Failed { .. } | End::Landed(_) => return Ev::Failed { anchor, at_element },
         }
     }
 }

@@ -204,6 +204,18 @@ fn invalid_text_stops_both_at_the_same_place() {
         r#"{"traceEvents":[{"ts":1}],"x":"\ud800"}"#,
         r#"{"traceEvents":[{"ts":1}],"distributedInfo":{"rank":1}"#,
         r#"[{"ts":1}]]"#,
+        // A scalar element then a byte that cannot follow it: the reference parser takes the
+        // scalar (an event) before it fails on the byte. (Found by the trace_fast fuzz target.)
+        "[{\"ts\":1},8\u{0}]",
+        "[{\"ts\":1},true\u{0}]",
+        r#"[{"ts":1},0x]"#,
+        r#"[{"ts":1},-1.5e3x,{"ts":2}]"#,
+        r#"[8x]"#,
+        r#"{"traceEvents":[{"ts":1},"s"x]}"#,
+        // ... and at the end of the text, where the reference parser takes it too.
+        r#"[{"ts":1}, 8"#,
+        r#"[1, 2"#,
+        r#"{"traceEvents":[null"#,
     ] {
         agree_fast(doc.as_bytes());
     }
