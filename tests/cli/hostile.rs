@@ -238,7 +238,10 @@ fn fifos_and_devices_are_refused_at_once() {
     let fifo = dir.path().join("trace.json");
     mkfifo(&fifo);
     let r = analyze("trace fifo", &fifo, &[]);
-    assert_eq!(r.error(), format!("launchguard: error: {}: is a FIFO, not a regular file", fifo.display()));
+    assert_eq!(
+        r.error(),
+        format!("launchguard: error: {}: is a FIFO, not a regular file (a trace on a pipe is read from standard input: -)", fifo.display())
+    );
     for dev in ["/dev/zero", "/dev/urandom"] {
         let r = analyze(dev, Path::new(dev), &[]);
         assert_eq!(r.error(), format!("launchguard: error: {dev}: is a device, not a regular file"));
@@ -312,6 +315,14 @@ fn standard_input_is_streamed() {
         &[&plain],
     );
     assert!(r.error().contains("--annotate-trace copies the trace, and standard input cannot be read again"));
+    // A pipe named as a path (it said "No such device" before): refused, pointing at `-`.
+    let r = run("/dev/stdin on a pipe", &["analyze", "/dev/stdin"], Stdin::Pipe(&plain), &[&plain]);
+    assert!(
+        r.error()
+            .ends_with("is a FIFO, not a regular file (a trace on a pipe is read from standard input: -)"),
+        "{}",
+        r.stderr
+    );
     let r = run("stdin empty", &["analyze", "-"], Stdin::Null, &[]);
     assert_eq!(r.error(), "launchguard: error: <stdin>: empty file");
 }

@@ -25,7 +25,7 @@ pub enum TraceError {
         error: std::io::Error,
     },
     /// Not a regular file (a FIFO would block, a device read without end), or not opened.
-    #[error("{path}: {error}")]
+    #[error("{path}: {error}{hint}", hint = if matches!(error, launchguard_input::InputError::NotRegular("a FIFO")) { " (a trace on a pipe is read from standard input: -)" } else { "" })]
     Input {
         /// The file.
         path: PathBuf,

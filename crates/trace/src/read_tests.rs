@@ -185,7 +185,13 @@ fn fifos_and_devices_are_refused_without_being_opened() {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     let e = read(&fifo).no();
-    assert_eq!(e, format!("{}: is a FIFO, not a regular file", fifo.display()));
+    assert_eq!(
+        e,
+        format!(
+            "{}: is a FIFO, not a regular file (a trace on a pipe is read from standard input: -)",
+            fifo.display()
+        )
+    );
     let e = read(Path::new("/dev/zero")).no();
     assert_eq!(e, "/dev/zero: is a device, not a regular file");
     assert!(read(f.0.path()).no().ends_with("is a directory, not a trace file"));
