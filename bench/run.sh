@@ -5,6 +5,12 @@
 #
 #   bench/run.sh                  # 75, 150 and 300 MB; results in $OUT/results.md
 #   SIZES="300" RUNS=5 bench/run.sh
+#   LG=/path/to/launchguard FLOOD_RUNS=1 bench/run.sh   # another build (one before a change)
+#
+# It also reads a hash flood (issue 15): FLOOD (10^5) kernel names of one length that agree on
+# every byte the name hash samples (the first, middle and last 16). Before the interner kept such
+# names apart by their full hash, each was compared with every earlier one (minutes at 10^5):
+# FLOOD_RUNS=1 for such a build.
 #
 # Needs: hyperfine and GNU time (apt-get install -y hyperfine time), python3, gzip, cargo.
 # Wall times are hyperfine's means after a warm-up run (files in the page cache); peak memory is
@@ -24,14 +30,33 @@ for tool in hyperfine /usr/bin/time gzip "$PYTHON"; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine time)" >&2; exit 2; }
 done
 
-cargo build --release -p launchguard --quiet
-LG=$PWD/target/release/launchguard
+FLOOD=${FLOOD:-100000}
+FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
+if [ -z "${LG:-}" ]; then
+  cargo build --release -p launchguard --quiet
+  LG=${CARGO_TARGET_DIR:-$PWD/target}/release/launchguard
+fi
 
 for mb in $SIZES; do
   f=$OUT/t$mb.json
   [ -s "$f" ] || "$PYTHON" bench/gen_trace.py "$SOURCE" "$f" --mb "$mb"
   [ -s "$f.gz" ] || gzip -6 -k -c "$f" > "$f.gz"
 done
+
+flood=$OUT/flood$FLOOD.json
+[ -s "$flood" ] || "$PYTHON" - "$flood" "$FLOOD" <<'PY'
+import sys
+out, n = sys.argv[1], int(sys.argv[2])
+with open(out, "w") as f:
+    f.write('{"traceEvents":[\n')
+    for k in range(n):
+        # 96 bytes: bytes 0-16, 40-56 and 80-96 (what the hash samples) are the same in every name.
+        name = "k" * 16 + f"{k:024d}" + "m" * 16 + f"{n - k:024d}" + "e" * 16
+        sep = "," if k else ""
+        f.write(f'{sep}{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{2 * k},"dur":1,'
+                f'"args":{{"device":0,"stream":7,"correlation":{k}}}}}\n')
+    f.write("]}\n")
+PY
 
 # One line of GNU time: seconds and peak resident kilobytes (launchguard exits 1 on a failing
 # verdict, which is not a failure of the measurement).
@@ -80,10 +105,13 @@ for mb in $SIZES; do
   measure "$f.gz" "python json.load + ATOM loop (gzip)" "$PY_RUNS" "$PYTHON bench/atom_reference.py $f.gz > /dev/null"
 done
 
+measure "$flood" "launchguard analyze (hash flood, $FLOOD names)" "$FLOOD_RUNS" "$LG analyze $flood --format json > /dev/null"
+measure "$flood" "launchguard --parser simple (hash flood)" "$FLOOD_RUNS" "$LG analyze $flood --format json --parser simple > /dev/null"
+
 {
   echo
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
     "$(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "launchguard $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates src || echo '+changes'), $($PYTHON --version 2>&1), hyperfine $(hyperfine --version | cut -d' ' -f2)"
+  echo "launchguard $LG ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates src || echo '+changes') checked out), $($PYTHON --version 2>&1), hyperfine $(hyperfine --version | cut -d' ' -f2)"
 } >> "$results"
 cat "$results"

@@ -156,8 +156,9 @@ impl ReportFiles {
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// The trace: JSON or gzip (detected by content), an object with traceEvents or an array.
-    /// Several traces, or a folder of them, are analyzed as the ranks of one distributed run.
+    /// The trace: JSON or gzip (detected by content), an object with traceEvents or an array;
+    /// `-` reads it from standard input. Several traces, or a folder of them, are analyzed as
+    /// the ranks of one distributed run.
     #[arg(value_name = "TRACE", required = true)]
     pub traces: Vec<PathBuf>,
     /// Output format.
@@ -176,9 +177,40 @@ pub struct AnalyzeArgs {
     pub thresholds: ThresholdArgs,
     #[command(flatten)]
     pub reports: ReportArgs,
+    #[command(flatten)]
+    pub input: InputLimitArgs,
     /// Event parser: the fast scanner, or the serde reference parser.
     #[arg(long, value_enum, default_value_t = ParserArg::default(), hide = true)]
     pub parser: ParserArg,
+}
+
+/// Caps on what reading one trace may cost: traces come from strangers (a gzip bomb of valid
+/// events, a million devices). Reaching one is an error (exit 2) that names its flag; the
+/// defaults read every real trace (see launchguard_trace::Limits::DEFAULT). Each flag overrides
+/// its key in the `[input]` section of `--config`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct InputLimitArgs {
+    /// Most JSON text read from a gzip file or standard input, in MiB [default: 65536].
+    #[arg(long, value_name = "MIB")]
+    pub max_inflated_mib: Option<u64>,
+    /// Largest single event held while streaming gzip or standard input, in MiB [default: 1024].
+    #[arg(long, value_name = "MIB")]
+    pub max_event_mib: Option<u64>,
+    /// Most events [default: 100000000].
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<u64>,
+    /// Most devices with GPU activity [default: 4096].
+    #[arg(long, value_name = "N")]
+    pub max_devices: Option<u64>,
+    /// Most streams with GPU activity, over all devices [default: 65536].
+    #[arg(long, value_name = "N")]
+    pub max_streams: Option<u64>,
+    /// Most distinct names and labels (kernels, spans, devices, streams, threads) [default: 10000000].
+    #[arg(long, value_name = "N")]
+    pub max_names: Option<u64>,
+    /// Largest launchguard context event (the args check writes), in MiB [default: 4].
+    #[arg(long, value_name = "MIB")]
+    pub max_context_mib: Option<u64>,
 }
 
 /// `--parser` values.

@@ -25,7 +25,14 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
     };
+    let limits = super::settings::input(&settings, &args.input)?;
     let paths = expand(&args.traces)?;
+    let stdin = paths.iter().filter(|p| is_stdin(p)).count();
+    anyhow::ensure!(stdin <= 1, "standard input (-) can be read once only");
+    anyhow::ensure!(
+        stdin == 0 || args.reports.annotate_trace.is_none(),
+        "--annotate-trace copies the trace, and standard input cannot be read again: save the trace to a file first"
+    );
     let opts = Options {
         within,
         within_interiors: args.within_interiors,
@@ -33,11 +40,11 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         kernel_positions: false,
     };
     if paths.len() > 1 {
-        return several(&args, &paths, parser, &opts, &settings);
+        return several(&args, &paths, parser, &limits, &opts, &settings);
     }
-    let trace = read(&paths[0], parser)?;
+    let trace = read(&paths[0], parser, &limits)?;
     let figures = analyze(&trace, &opts)?;
-    usable(&figures, &paths[0])?;
+    usable(&figures, &trace.source.path)?;
     let judged = launchguard_judge::analysis(figures, &settings);
     let document = launchguard_report::Document::of(&judged)?;
     // A trace `check` kept carries its host samples: shown as `check` shows them.
@@ -78,6 +85,11 @@ fn usable(a: &Analysis, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the path stands for standard input.
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == launchguard_trace::input::STDIN
+}
+
 /// Whether a file name looks like a trace: `*.json` or `*.json.gz` (so `*.pt.trace.json(.gz)`),
 /// not the status files `check` under a launcher leaves beside its traces.
 fn is_trace_name(path: &Path) -> bool {
@@ -110,12 +122,12 @@ pub(crate) fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
-    let trace = launchguard_trace::read_with(path, parser)?;
+fn read(path: &Path, parser: Parser, limits: &launchguard_trace::Limits) -> anyhow::Result<Trace> {
+    let trace = launchguard_trace::read_limited(path, parser, limits)?;
     if let Some(why) = &trace.truncated {
         eprintln!(
             "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
-            path.display(),
+            trace.source.path.display(),
             trace.timeline.events
         );
     }
@@ -124,18 +136,25 @@ fn read(path: &Path, parser: Parser) -> anyhow::Result<Trace> {
 
 /// Measures the ranks' traces on all cores, each trace dropped once measured: memory holds as many
 /// traces as there are cores reading, never every rank's at once.
-fn measure_ranks(paths: &[PathBuf], parser: Parser, opts: &Options) -> anyhow::Result<RanksAnalysis> {
+fn measure_ranks(
+    paths: &[PathBuf],
+    parser: Parser,
+    limits: &launchguard_trace::Limits,
+    opts: &Options,
+) -> anyhow::Result<RanksAnalysis> {
     use rayon::prelude::*;
     let parts = paths
         .par_iter()
         .map(|p| -> anyhow::Result<RankPart> {
-            let trace = read(p, parser)?;
+            let trace = read(p, parser, limits)?;
             let id = rank_of(&trace)?;
             let part = measure_rank(&trace, id, opts)?;
             usable(&part.analysis, p).with_context(|| format!("rank {}", part.id.rank))?;
             Ok(part)
         })
-        .collect::<anyhow::Result<Vec<RankPart>>>()?;
+        .collect::<Vec<anyhow::Result<RankPart>>>();
+    // The first failing trace in the order given, whichever thread failed first.
+    let parts = parts.into_iter().collect::<anyhow::Result<Vec<RankPart>>>()?;
     Ok(combine(parts)?)
 }
 
@@ -145,6 +164,7 @@ fn several(
     args: &AnalyzeArgs,
     paths: &[PathBuf],
     parser: Parser,
+    limits: &launchguard_trace::Limits,
     opts: &Options,
     settings: &launchguard_judge::Settings,
 ) -> anyhow::Result<u8> {
@@ -152,7 +172,12 @@ fn several(
         opts.within.is_none(),
         "--within works on one trace only for now: the cross-rank figures cover whole traces"
     );
-    let figures = measure_ranks(paths, parser, opts)?;
+    // Each rank's trace is read again for the reports: standard input cannot be.
+    anyhow::ensure!(
+        !paths.iter().any(|p| is_stdin(p)),
+        "standard input (-) can be one trace only: name the ranks' files or their folder"
+    );
+    let figures = measure_ranks(paths, parser, limits, opts)?;
     let result = launchguard_judge::ranks(figures, settings);
     let document = launchguard_report::Document::of(&result)?;
     let worst = result
@@ -165,7 +190,7 @@ fn several(
     // for the single-trace part of the view.
     let r = &args.reports;
     let again: Vec<Trace> = if r.files.html.is_some() || r.annotate_trace.is_some() || r.csv.is_some() {
-        paths.iter().map(|p| launchguard_trace::read_with(p, parser)).collect::<Result<_, _>>()?
+        paths.iter().map(|p| read(p, parser, limits)).collect::<anyhow::Result<_>>()?
     } else {
         Vec::new()
     };
@@ -176,8 +201,7 @@ fn several(
     {
         Some(t) => t,
         None => {
-            worst_alone =
-                launchguard_trace::read_with(Path::new(&worst.analysis.figures.source.path), parser)?;
+            worst_alone = read(Path::new(&worst.analysis.figures.source.path), parser, limits)?;
             &worst_alone
         }
     };

@@ -152,7 +152,9 @@ fn side(path: &Path, settings: &Settings) -> anyhow::Result<Side> {
 fn is_check_result(path: &Path) -> anyhow::Result<bool> {
     use std::io::Read;
     let mut head = [0u8; 256];
-    let mut file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
+    // Opened as a regular file or refused: a FIFO or a device would block or never end.
+    let (mut file, _) =
+        launchguard_files::open_regular(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let n = file.read(&mut head).with_context(|| path.display().to_string())?;
     let text = String::from_utf8_lossy(&head[..n]);
     Ok(text.contains("\"launchguard."))

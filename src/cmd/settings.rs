@@ -7,7 +7,9 @@ use std::path::Path;
 use launchguard_judge::config::LaunchStatistic;
 use launchguard_judge::Settings;
 
-use crate::cli::{CheckLimitArgs, CompareLimitArgs, LaunchStatisticArg, ThresholdArgs, WorkloadArgs};
+use crate::cli::{
+    CheckLimitArgs, CompareLimitArgs, InputLimitArgs, LaunchStatisticArg, ThresholdArgs, WorkloadArgs,
+};
 
 /// The file (if any) with the threshold flags over it.
 pub fn thresholds(args: &ThresholdArgs) -> anyhow::Result<Settings> {
@@ -106,6 +108,49 @@ pub fn check(
     }
     validate(&s)?;
     Ok(s)
+}
+
+/// The caps of the trace reader: each flag, else its key in the file's `[input]` section, else
+/// the reader's default. Sizes are given in MiB.
+pub fn input(settings: &Settings, args: &InputLimitArgs) -> anyhow::Result<launchguard_trace::Limits> {
+    let d = launchguard_trace::Limits::DEFAULT;
+    let f = &settings.config.input;
+    // The flag, the key, or the default; at least 1 (a cap of 0 reads nothing).
+    let pick = |flag: Option<u64>, key: Option<u64>, name: &str, default: u64| -> anyhow::Result<u64> {
+        let v = flag.or(key).unwrap_or(default);
+        anyhow::ensure!(v >= 1, "--{} (input.{name}) must be at least 1", name.replace('_', "-"));
+        Ok(v)
+    };
+    let mib = |flag: Option<u64>, key: Option<u64>, name: &str, default_bytes: u64| -> anyhow::Result<u64> {
+        let v = pick(flag, key, name, default_bytes >> 20)?;
+        v.checked_mul(1 << 20)
+            .ok_or_else(|| anyhow::anyhow!("--{} (input.{name}) is too large", name.replace('_', "-")))
+    };
+    let max_names = pick(args.max_names, f.max_names, "max_names", d.max_names)?;
+    anyhow::ensure!(
+        max_names <= launchguard_trace::Limits::MOST_NAMES,
+        "--max-names (input.max_names) can be at most {}",
+        launchguard_trace::Limits::MOST_NAMES
+    );
+    Ok(launchguard_trace::Limits {
+        max_inflated_bytes: mib(
+            args.max_inflated_mib,
+            f.max_inflated_mib,
+            "max_inflated_mib",
+            d.max_inflated_bytes,
+        )?,
+        max_event_bytes: mib(args.max_event_mib, f.max_event_mib, "max_event_mib", d.max_event_bytes)?,
+        max_events: pick(args.max_events, f.max_events, "max_events", d.max_events)?,
+        max_devices: pick(args.max_devices, f.max_devices, "max_devices", d.max_devices)?,
+        max_streams: pick(args.max_streams, f.max_streams, "max_streams", d.max_streams)?,
+        max_names,
+        max_context_bytes: mib(
+            args.max_context_mib,
+            f.max_context_mib,
+            "max_context_mib",
+            d.max_context_bytes,
+        )?,
+    })
 }
 
 /// `compare`'s settings: the file's `[compare]` limits, then the limit flags.

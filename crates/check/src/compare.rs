@@ -11,10 +11,20 @@ use launchguard_judge::config::CompareConfig;
 
 use crate::model::CheckReport;
 
-/// Reads a `launchguard.check/1` result that holds measurements. The file is only read.
+/// A check result is tens of KB (its raw samples included; thousands of replays on several
+/// ranks stay under a few MB); a larger file is not one (`/dev/zero`, a trace given by mistake)
+/// and is refused before it is read.
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// Reads a `launchguard.check/1` result that holds measurements. The file is only read, and
+/// only a regular file of at most [`MAX_RESULT_BYTES`] (a FIFO would block, a device read
+/// without end).
 pub fn read_result(path: &Path) -> anyhow::Result<CheckReport> {
     let name = path.display();
-    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let bytes = launchguard_files::read_capped(path, MAX_RESULT_BYTES).map_err(|e| match e {
+        launchguard_files::InputError::TooLarge { .. } => anyhow::anyhow!("{name}: {e} for a check result"),
+        e => anyhow::anyhow!("{name}: {e}"),
+    })?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{name}: not JSON ({e})"))?;
     let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("none");
@@ -391,6 +401,7 @@ mod tests {
         let p = write("d.json", &serde_json::to_string(&skipped).unwrap());
         assert!(err(&p).ends_with("holds no measurements (verdict warn: no GPU)"), "{}", err(&p));
         assert!(err(&dir.path().join("missing.json")).contains("missing.json"));
+        assert_eq!(err(Path::new("/dev/zero")), "/dev/zero: is a device, not a regular file");
         let good = write("e.json", include_str!("../../../tests/data/compare/h200-reference.json"));
         assert_eq!(read_result(&good).unwrap(), reference());
     }

@@ -341,19 +341,7 @@ impl Rendezvous {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    // tempfile creates 0600 files; other ranks' users may need to read them.
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut tmp = builder.prefix(".launchguard-").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+pub use launchguard_files::write_atomic;
 
 #[cfg(test)]
 mod tests {

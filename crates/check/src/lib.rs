@@ -429,20 +429,18 @@ pub fn kept_path(to: &Path, rank: u32, tp: u32) -> PathBuf {
 /// the path ends in `.gz`.
 fn keep_trace(from: &Path, to: &Path, rank: u32, tp: u32) -> anyhow::Result<()> {
     let dest = kept_path(to, rank, tp);
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    // tempfile creates 0600 files; a kept trace is for others to read too (CI artifacts).
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut tmp = builder.tempfile_in(dir)?;
     let mut input = std::fs::File::open(from)?;
-    if dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
-        let mut gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());
-        std::io::copy(&mut input, &mut gz)?;
-        gz.finish()?;
-    } else {
-        std::io::copy(&mut input, tmp.as_file_mut())?;
-    }
-    tmp.persist(&dest).map_err(|e| e.error)?;
+    let gzip = dest.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    launchguard_files::write_atomic_with(&dest, |w| {
+        if gzip {
+            let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+            std::io::copy(&mut input, &mut gz)?;
+            gz.finish()?;
+        } else {
+            std::io::copy(&mut input, w)?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -22,6 +22,8 @@ pub struct Config {
     pub check: CheckConfig,
     /// Baseline comparison limits.
     pub compare: CompareConfig,
+    /// Caps on what reading one trace may cost.
+    pub input: InputConfig,
 }
 
 /// Which statistic of graph-launch durations the launch check judges.
@@ -186,6 +188,32 @@ impl Default for CompareConfig {
     }
 }
 
+/// Caps on what reading one trace may cost (the `[input]` section): a key left out keeps the
+/// reader's default (`launchguard_trace::Limits::DEFAULT`, where each default is explained); a
+/// flag overrides the key. Byte sizes are in MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct InputConfig {
+    /// JSON text read from a stream (gzip, standard input), MiB (`--max-inflated-mib`).
+    pub max_inflated_mib: Option<u64>,
+    /// One event held whole while streaming, MiB (`--max-event-mib`).
+    pub max_event_mib: Option<u64>,
+    /// Events (`--max-events`).
+    pub max_events: Option<u64>,
+    /// Devices with GPU activity (`--max-devices`).
+    pub max_devices: Option<u64>,
+    /// Streams with GPU activity, (device, stream) pairs (`--max-streams`).
+    pub max_streams: Option<u64>,
+    /// Distinct names and labels (`--max-names`).
+    pub max_names: Option<u64>,
+    /// The `args` of launchguard's context event, MiB (`--max-context-mib`).
+    pub max_context_mib: Option<u64>,
+}
+
+/// A configuration file is a few KB; one larger than this is not one (`/dev/zero`, a trace
+/// given by mistake) and is refused before it is read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// Why a configuration file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -230,12 +258,20 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads a TOML file over the defaults, remembering the keys it sets.
+    /// Reads a TOML file over the defaults, remembering the keys it sets. The file may be a
+    /// stranger's: only a regular file of at most [`MAX_CONFIG_BYTES`] is read (a FIFO would
+    /// block, a device read without end).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
-        Self::from_toml(&text)
-            .map_err(|message| ConfigError::Parse { path: path.display().to_string(), message })
+        let name = path.display().to_string();
+        // Every failure is worded in one message: `ConfigError::Io` would also hand its
+        // `io::Error` on as its source, and the CLI, printing the chain, would say it twice.
+        let unread = |message: String| ConfigError::Parse { path: name.clone(), message };
+        let bytes = launchguard_files::read_capped(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+            launchguard_files::InputError::TooLarge { .. } => unread(format!("{e} for a configuration file")),
+            e => unread(e.to_string()),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| unread(format!("not UTF-8 text ({e})")))?;
+        Self::from_toml(&text).map_err(unread)
     }
 
     /// Parses TOML text over the defaults, remembering the keys it sets.

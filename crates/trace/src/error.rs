@@ -15,13 +15,59 @@ pub enum TraceError {
     /// The file is empty.
     #[error("{0}: empty file")]
     Empty(PathBuf),
-    /// Reading failed.
-    #[error("{path}: {source}")]
+    /// Reading failed. (The cause is in the message, not a `source`: the CLI prints an error's
+    /// chain, and the operating system's words would come twice.)
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// Not a regular file (a FIFO would block, a device read without end), or not opened.
+    #[error("{path}: {error}{hint}", hint = if matches!(error, launchguard_files::InputError::NotRegular("a FIFO")) { " (a trace on a pipe is read from standard input: -)" } else { "" })]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead, or the operating system's error.
+        error: launchguard_files::InputError,
+    },
+    /// Standard input is a terminal: nothing would come.
+    #[error("standard input is a terminal: pipe a trace into `-` (launchguard analyze - < trace.json)")]
+    Terminal,
+    /// Compressed or encoded in a way the reader does not read (zstd, UTF-16, ...).
+    #[error("{path}: {what}")]
+    Encoding {
+        /// The file.
+        path: PathBuf,
+        /// What it is, and how to make it readable.
+        what: String,
+    },
+    /// One of the caps on what one trace may cost was reached.
+    #[error("{path}: {what} ({flag} or [input] {key} raises the cap)", flag = cap.flag(), key = cap.key())]
+    Cap {
+        /// The file.
+        path: PathBuf,
+        /// Which cap.
+        cap: crate::limits::Cap,
+        /// What went past it.
+        what: String,
+    },
+    /// Memory for the records ran out before any cap was reached.
+    #[error("{path}: out of memory after {events} events: the trace is larger than this machine can hold ({flag} bounds what is read)", flag = crate::limits::Cap::Events.flag())]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// Events read.
+        events: u64,
+    },
+    /// Something after the JSON document: a second trace, or garbage.
+    #[error("{path}: {detail}")]
+    Trailing {
+        /// The file.
+        path: PathBuf,
+        /// What and where.
+        detail: String,
     },
     /// The gzip stream is damaged before any event could be read.
     #[error("{path}: corrupt gzip data: {detail}")]
@@ -72,12 +118,12 @@ pub enum TraceError {
         detail: String,
     },
     /// Writing a copy of the trace failed.
-    #[error("writing a copy of {path}: {source}")]
+    #[error("writing a copy of {path}: {error}")]
     Write {
         /// The trace being copied.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The gzip data expands far more than any trace does.
     #[error("{0}: gzip data expands more than {ratio}× its compressed size: refusing a gzip bomb", ratio = crate::input::MAX_GZIP_RATIO)]

@@ -5,8 +5,9 @@
 
 use std::borrow::Cow;
 
+use crate::limits::{Cap, Limits};
 use crate::time::parse_micros_to_ns;
-use crate::timeline::{ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, Timeline};
+use crate::timeline::{room, ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, Timeline};
 
 /// A scalar field as found in the JSON text.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -134,39 +135,211 @@ pub fn is_interesting_x(cat: Option<&str>, name: Option<&str>) -> bool {
     cat.is_some_and(|c| role_of(c) != Role::Other) || name.is_some_and(|n| graph_launch_api(n).is_some())
 }
 
-/// Fills a [`Timeline`] one event at a time.
+/// Times (`ts`, and `ts + dur`) beyond ±2^61 ns (±73 years around the epoch of the clock; Kineto's
+/// `ts` is µs since the Unix epoch, 2^60.6 ns in 2026) are unusable: the event is skipped and
+/// counted. Bounded so, every start, end and difference the analysis forms from them fits an i64
+/// with room to spare: windows and gaps (at most 2^62), sums of disjoint spans (bounded by their
+/// window), and the ranks' times shifted by the difference of their `baseTimeNanoseconds`
+/// (bounded the same way, so shifted times stay within 3·2^61 < 2^63).
+pub const MAX_TIME_NS: i64 = 1 << 61;
+
+/// A time of the usable range, from a `ts` or `dur` field.
+#[inline]
+fn time_ns(s: &Scalar<'_>) -> Option<i64> {
+    s.micros_ns().filter(|t| t.unsigned_abs() <= MAX_TIME_NS as u64)
+}
+
+/// A label as the analysis groups by it: a number, or a string holding one (Kineto writes `pid`
+/// as `0` in one event and `"0"` in another), in one form, so that `0`, `"0"`, `0.0` and `-0`
+/// are one device; any other text as it is (`"stream 7"`, `"Spans"`).
+#[inline]
+pub fn canonical_label(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    match b {
+        // Kineto's own form: digits without a leading zero.
+        [b'1'..=b'9', rest @ ..] if rest.iter().all(u8::is_ascii_digit) => return Cow::Borrowed(text),
+        [b'0'] => return Cow::Borrowed(text),
+        [b'-' | b'0'..=b'9', ..] => {}
+        _ => return Cow::Borrowed(text),
+    }
+    canonical_number(b).map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// The shortest plain decimal of a JSON number (`-0` and `0.0` are `0`, `1.50` is `1.5`, `5e3` is
+/// `5000`); `None` for text that is not a JSON number, or whose exponent is beyond ±40.
+fn canonical_number(b: &[u8]) -> Option<String> {
+    let digits_from = |i: usize| i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let negative = b.first() == Some(&b'-');
+    let i = negative as usize;
+    let int_end = match b.get(i) {
+        Some(b'0') => i + 1,
+        Some(b'1'..=b'9') => digits_from(i),
+        _ => return None,
+    };
+    let (frac, mut j) = match b.get(int_end) {
+        Some(b'.') => {
+            let end = digits_from(int_end + 1);
+            if end == int_end + 1 {
+                return None;
+            }
+            (&b[int_end + 1..end], end)
+        }
+        _ => (&b[int_end..int_end], int_end),
+    };
+    let mut exponent: i64 = 0;
+    if matches!(b.get(j), Some(b'e' | b'E')) {
+        j += 1;
+        let sign = match b.get(j) {
+            Some(b'-') => -1,
+            Some(b'+') => 1,
+            _ => 1,
+        };
+        j += matches!(b.get(j), Some(b'+' | b'-')) as usize;
+        let end = digits_from(j);
+        if end == j || end - j > 4 {
+            return None;
+        }
+        exponent = sign * std::str::from_utf8(&b[j..end]).ok()?.parse::<i64>().ok()?;
+        j = end;
+    }
+    if j != b.len() || exponent.abs() > 40 {
+        return None;
+    }
+    // value = 0.<digits> × 10^point
+    let mut digits: Vec<u8> = b[i..int_end].iter().chain(frac).copied().collect();
+    let mut point = (int_end - i) as i64 + exponent;
+    let lead = digits.iter().take_while(|&&d| d == b'0').count();
+    digits.drain(..lead);
+    point -= lead as i64;
+    while digits.last() == Some(&b'0') && digits.len() as i64 > point.max(0) {
+        digits.pop();
+    }
+    if digits.is_empty() {
+        return Some("0".into());
+    }
+    let mut out = String::with_capacity(digits.len() + 4);
+    if negative {
+        out.push('-');
+    }
+    let text = |d: &[u8]| std::str::from_utf8(d).expect("ASCII digits").to_string();
+    if point <= 0 {
+        out.push_str("0.");
+        out.push_str(&"0".repeat((-point) as usize));
+        out.push_str(&text(&digits));
+    } else if point as usize >= digits.len() {
+        out.push_str(&text(&digits));
+        out.push_str(&"0".repeat(point as usize - digits.len()));
+    } else {
+        let (a, f) = digits.split_at(point as usize);
+        out.push_str(&text(a));
+        out.push('.');
+        out.push_str(&text(f));
+    }
+    Some(out)
+}
+
+/// Why a builder stopped taking events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// A cap was reached.
+    Cap(Cap),
+    /// Memory for the records ran out.
+    Memory,
+}
+
+/// Fills a [`Timeline`] one event at a time, within the caps of a [`Limits`]: once one is reached
+/// (or memory runs out) it keeps nothing more, and [`TimelineBuilder::stopped`] says why, so that
+/// the parsers stop and no record is kept past a cap.
 #[derive(Debug, Default)]
 pub struct TimelineBuilder {
     timeline: Timeline,
+    limits: Limits,
+    stopped: Option<Stopped>,
     /// The last device and stream labels interned: consecutive activities nearly always share
     /// them, and a comparison is cheaper than a lookup.
     last_device: Option<u32>,
     last_stream: Option<u32>,
 }
 
-/// `s`'s id, trying the id in `last` first.
+/// `s`'s id, trying the id in `last` first; `None` when memory for a new string ran out.
 #[inline]
-fn intern_again(strings: &mut crate::timeline::Interner, last: &mut Option<u32>, s: &str) -> u32 {
+fn intern_again(strings: &mut crate::timeline::Interner, last: &mut Option<u32>, s: &str) -> Option<u32> {
     if let Some(id) = *last {
         if strings.get(id) == s {
-            return id;
+            return Some(id);
         }
     }
-    let id = strings.intern(s);
+    let id = strings.try_intern(s)?;
     *last = Some(id);
-    id
+    Some(id)
+}
+
+/// Adds a record, failing instead of aborting when memory for it runs out.
+#[inline]
+fn keep<T>(list: &mut Vec<T>, record: T) -> Option<()> {
+    room(list)?;
+    list.push(record);
+    Some(())
 }
 
 impl TimelineBuilder {
-    /// An empty builder.
+    /// An empty builder with the default caps.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty builder with these caps.
+    pub fn with_limits(limits: Limits) -> Self {
+        Self { limits, ..Self::default() }
+    }
+
+    /// Goes on filling `timeline` (read from the text before) within `limits`: the fast parser
+    /// joins the parts it read in parallel this way. The caps are checked again on the whole.
+    pub fn resume(timeline: Timeline, limits: Limits) -> Self {
+        let mut b = Self { timeline, limits, ..Self::default() };
+        if b.timeline.events > limits.max_events {
+            b.stop(Stopped::Cap(Cap::Events));
+        } else if b.timeline.strings.len() as u64 > limits.max_names {
+            b.stop(Stopped::Cap(Cap::Names));
+        }
+        b
+    }
+
+    /// The caps in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Why the builder stopped taking events, once it has.
+    #[inline]
+    pub fn stopped(&self) -> Option<Stopped> {
+        self.stopped
+    }
+
+    /// Stops for good (the first reason stays).
+    pub fn stop(&mut self, why: Stopped) {
+        self.stopped.get_or_insert(why);
+    }
+
+    /// Counts an event, unless that takes the count past its cap (then stops).
+    #[inline]
+    fn count(&mut self) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
+        self.timeline.events += 1;
+        if self.timeline.events > self.limits.max_events {
+            self.stop(Stopped::Cap(Cap::Events));
+            return false;
+        }
+        true
+    }
+
     /// Counts an array element that is not an object.
     pub fn push_non_object(&mut self) {
-        self.timeline.events += 1;
-        self.timeline.skipped.not_an_object += 1;
+        if self.count() {
+            self.timeline.skipped.not_an_object += 1;
+        }
     }
 
     /// Classifies one event and keeps a compact record of it when the analysis needs it.
@@ -174,87 +347,112 @@ impl TimelineBuilder {
         if ev.ph.as_deref() != Some("X") {
             return self.push_not_complete(&ev.ts);
         }
+        if !self.count() {
+            return;
+        }
+        if self.push_complete(ev).is_none() {
+            self.stop(Stopped::Memory);
+        }
+        if self.timeline.strings.len() as u64 > self.limits.max_names {
+            self.stop(Stopped::Cap(Cap::Names));
+        }
+    }
+
+    /// [`TimelineBuilder::push`] of a counted complete event; `None` when memory ran out.
+    #[inline]
+    fn push_complete(&mut self, ev: &RawEvent<'_>) -> Option<()> {
         let t = &mut self.timeline;
-        t.events += 1;
-        let Some(start) = ev.ts.micros_ns() else {
+        let Some(start) = time_ns(&ev.ts) else {
             t.skipped.missing_ts += 1;
-            return;
+            return Some(());
         };
-        let dur = ev.dur.micros_ns().filter(|d| *d >= 0);
-        let Some(dur) = dur else {
+        // Both within ±2^61, so the sum cannot overflow; an end beyond the range is unusable too.
+        let end = time_ns(&ev.dur).filter(|d| *d >= 0).map(|d| start + d).filter(|e| *e <= MAX_TIME_NS);
+        let Some(end) = end else {
             t.skipped.bad_dur += 1;
-            return;
-        };
-        let Some(end) = start.checked_add(dur) else {
-            t.skipped.bad_dur += 1;
-            return;
+            return Some(());
         };
         let role = ev.cat.as_deref().map_or(Role::Other, role_of);
         let name = ev.name.as_deref().unwrap_or("");
+        let device_label = || canonical_label(ev.device.label().or(ev.pid.label()).unwrap_or("?"));
         match role {
             Role::Gpu(kind) => {
-                let device = ev.device.label().or(ev.pid.label()).unwrap_or("?");
-                let stream = ev.stream.label().or(ev.tid.label()).unwrap_or("?");
+                let stream = canonical_label(ev.stream.label().or(ev.tid.label()).unwrap_or("?"));
                 let rec = GpuActivity {
-                    device: intern_again(&mut t.strings, &mut self.last_device, device),
-                    stream: intern_again(&mut t.strings, &mut self.last_stream, stream),
-                    name: t.strings.intern(name),
+                    device: intern_again(&mut t.strings, &mut self.last_device, &device_label())?,
+                    stream: intern_again(&mut t.strings, &mut self.last_stream, &stream)?,
+                    name: t.strings.try_intern(name)?,
                     start,
                     end,
                     correlation: ev.correlation.as_u64(),
                     kind,
                 };
-                t.activities.push(rec);
+                keep(&mut t.activities, rec)?;
             }
             Role::HostAnnotation | Role::GpuAnnotation => {
-                let device = (role == Role::GpuAnnotation)
-                    .then(|| ev.device.label().or(ev.pid.label()).unwrap_or("?"))
-                    .map(|d| t.strings.intern(d));
-                let name = t.strings.intern(name);
-                t.annotations.push(Annotation { name, device, start, end });
+                let device = match role {
+                    Role::GpuAnnotation => Some(t.strings.try_intern(&device_label())?),
+                    _ => None,
+                };
+                let name = t.strings.try_intern(name)?;
+                keep(&mut t.annotations, Annotation { name, device, start, end })?;
             }
             Role::Other => {
                 if let Some(api) = graph_launch_api(name) {
-                    let thread = t.strings.intern(ev.tid.label().unwrap_or("?"));
-                    t.launches.push(GraphLaunch {
-                        api,
-                        thread,
-                        start,
-                        end,
-                        correlation: ev.correlation.as_u64(),
-                    });
+                    let thread = t.strings.try_intern(&canonical_label(ev.tid.label().unwrap_or("?")))?;
+                    let launch =
+                        GraphLaunch { api, thread, start, end, correlation: ev.correlation.as_u64() };
+                    keep(&mut t.launches, launch)?;
                 }
             }
         }
+        Some(())
     }
 
     /// Counts an event whose `ph` is not `X` (flows, instants, metadata): of those only the
     /// timestamp matters, so a parser that knows the phase need not gather the other fields.
     pub fn push_not_complete(&mut self, ts: &Scalar<'_>) {
-        let t = &mut self.timeline;
-        t.events += 1;
-        if ts.micros_ns().is_none() {
-            t.skipped.missing_ts += 1;
+        if self.count() && time_ns(ts).is_none() {
+            self.timeline.skipped.missing_ts += 1;
         }
     }
 
     /// Keeps the `args` of a launchguard context event whose whole element text is `element`
     /// (the fast parser hands the bytes; metadata events are few, so parsing them again is cheap).
+    /// Only `args` is parsed: the other members are skipped unread.
     pub fn push_context_element(&mut self, element: &[u8]) {
-        let args = (element.len() <= crate::timeline::MAX_CONTEXT_BYTES)
-            .then(|| serde_json::from_slice::<serde_json::Value>(element).ok())
-            .flatten();
-        self.push_context(args.as_ref().and_then(|v| v.get("args")));
+        if self.stopped.is_some() || self.timeline.context.is_some() {
+            // Only the first one is kept (and measured); the others are counted.
+            self.timeline.context_events += 1;
+            return;
+        }
+        let args = last_args(element);
+        // Compact JSON is never much larger than its text (an exponent gains a `+`), so args of
+        // more than four times the cap (and more than 16 MiB) would be parsed into memory only
+        // to be refused. (Only whitespace could bring such text under the cap; check writes
+        // compact JSON. The reference parser, which holds every event whole, measures exactly.)
+        let gate = self.limits.max_context_bytes.saturating_mul(4).max(16 << 20);
+        if args.is_some_and(|a| a.get().len() as u64 > gate) {
+            self.timeline.context_events += 1;
+            self.stop(Stopped::Cap(Cap::Context));
+            return;
+        }
+        let args = args.and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok());
+        self.push_context(args.as_ref());
     }
 
-    /// Keeps `args` of a launchguard context event (the first one only); counts every one.
+    /// Keeps `args` of a launchguard context event (the first one only); counts every one. Args
+    /// larger than the cap (as compact JSON) stop the builder.
     pub fn push_context(&mut self, args: Option<&serde_json::Value>) {
         let t = &mut self.timeline;
         t.context_events += 1;
-        if t.context.is_none() {
-            t.context = args
-                .and_then(|a| serde_json::to_string(a).ok())
-                .filter(|text| text.len() <= crate::timeline::MAX_CONTEXT_BYTES);
+        if t.context.is_none() && self.stopped.is_none() {
+            let text = args.and_then(|a| serde_json::to_string(a).ok());
+            if text.as_ref().is_some_and(|text| text.len() as u64 > self.limits.max_context_bytes) {
+                self.stop(Stopped::Cap(Cap::Context));
+            } else {
+                t.context = text;
+            }
         }
     }
 
@@ -274,10 +472,35 @@ impl TimelineBuilder {
     }
 }
 
+/// The text of the last `args` member of an event (a JSON map keeps the last of equal keys), or
+/// `None`; borrowed from the element, the other members skipped unread.
+fn last_args(element: &[u8]) -> Option<&serde_json::value::RawValue> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    struct Args;
+    impl<'de> Visitor<'de> for Args {
+        type Value = Option<&'de serde_json::value::RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an event")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut args = None;
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                if key == "args" {
+                    args = Some(map.next_value()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(args)
+        }
+    }
+    serde_json::Deserializer::from_slice(element).deserialize_map(Args).ok().flatten()
+}
+
 impl From<Timeline> for TimelineBuilder {
-    /// Goes on filling a timeline: the fast parser joins the parts it read in parallel this way.
+    /// Goes on filling a timeline, with the default caps.
     fn from(timeline: Timeline) -> Self {
-        Self { timeline, ..Self::default() }
+        Self::resume(timeline, Limits::DEFAULT)
     }
 }
 
@@ -309,6 +532,66 @@ mod tests {
             dur: Scalar::Str(dur.into()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn numbers_as_labels_have_one_form() {
+        for (text, want) in [
+            ("0", "0"),
+            ("-0", "0"),
+            ("0.0", "0"),
+            ("-0.000e5", "0"),
+            ("7", "7"),
+            ("7.0", "7"),
+            ("70e-1", "7"),
+            ("0.7e1", "7"),
+            ("1.50", "1.5"),
+            ("-12.340", "-12.34"),
+            ("5E3", "5000"),
+            ("0.001", "0.001"),
+            ("1e-3", "0.001"),
+            ("123456789012345678901234567890", "123456789012345678901234567890"),
+            // Not JSON numbers, or too far: as they are.
+            ("00", "00"),
+            ("+1", "+1"),
+            (" 0", " 0"),
+            ("1.", "1."),
+            (".5", ".5"),
+            ("1e999", "1e999"),
+            ("0x10", "0x10"),
+            ("stream 7", "stream 7"),
+            ("", ""),
+            ("-", "-"),
+        ] {
+            assert_eq!(canonical_label(text), want, "{text}");
+        }
+        // The value, checked independently: every canonical form parses back to the same f64.
+        for text in ["0.0", "-0", "70e-1", "1.50", "-12.340", "5E3", "1e-3", "0.7e1"] {
+            let got: f64 = canonical_label(text).parse().unwrap();
+            assert_eq!(got, text.parse::<f64>().unwrap().abs().copysign(if got == 0.0 { 1.0 } else { got }));
+        }
+    }
+
+    #[test]
+    fn caps_stop_the_builder() {
+        let limits = Limits { max_events: 3, max_names: 4, ..Limits::DEFAULT };
+        let mut b = TimelineBuilder::with_limits(limits);
+        b.push(&ev("X", "kernel", "a", "1", "1"));
+        b.push(&ev("M", "", "meta", "1", ""));
+        b.push_non_object();
+        assert_eq!(b.stopped(), None);
+        b.push(&ev("X", "kernel", "b", "2", "1"));
+        assert_eq!(b.stopped(), Some(Stopped::Cap(Cap::Events)));
+        // Nothing more is kept.
+        b.push(&ev("X", "kernel", "c", "3", "1"));
+        assert_eq!(b.finish().activities.len(), 1);
+        let mut b = TimelineBuilder::with_limits(limits);
+        // "0", "7" and "a", then "b": four strings; "c" is the fifth.
+        b.push(&ev("X", "kernel", "a", "1", "1"));
+        b.push(&ev("X", "kernel", "b", "1", "1"));
+        assert_eq!(b.stopped(), None);
+        b.push(&ev("X", "kernel", "c", "1", "1"));
+        assert_eq!(b.stopped(), Some(Stopped::Cap(Cap::Names)));
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! [`Timeline`]: GPU activities, graph launches and `record_function` spans, with times as exact
 //! integer nanoseconds.
 //!
-//! - Plain or gzip input, told apart by magic bytes; multi-member gzip; gzip bombs refused.
-//! - An object with `traceEvents` (other keys before or after it) or a bare array of events.
+//! - Plain or gzip input, told apart by magic bytes; multi-member gzip; gzip bombs refused;
+//!   standard input (`-`) streamed; other encodings (zstd, UTF-16, ...) named and refused.
+//! - An object with `traceEvents` (other keys before or after it) or a bare array of events,
+//!   and nothing after it (a second trace in the same file is an error, not dropped).
+//! - Caps on what one trace may cost ([`Limits`]), each with its flag in the error.
 //! - Streaming: no DOM of the file is ever built; only the records the analysis needs are kept.
 //! - A truncated file (a crashed process) yields the complete events read, marked truncated.
 //!
@@ -15,18 +18,29 @@
 pub mod error;
 pub mod event;
 mod fast;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod input;
+pub mod limits;
 mod simple;
 pub mod splice;
+mod tail;
 pub mod time;
 pub mod timeline;
 
-use std::io::BufReader;
+#[cfg(test)]
+mod read_tests;
+
+use std::io::{self, Read};
 use std::path::Path;
 
 pub use error::TraceError;
 pub use input::SourceInfo;
+pub use limits::{Cap, Limits};
 pub use timeline::*;
+
+use event::{Stopped, TimelineBuilder};
+use tail::Stop;
 
 /// A trace read from a file.
 #[derive(Debug, Clone)]
@@ -50,43 +64,105 @@ pub enum Parser {
     Fast,
 }
 
-/// Reads a trace with the default parser.
+/// Reads a trace with the default parser and caps.
 pub fn read(path: &Path) -> Result<Trace, TraceError> {
     read_with(path, Parser::default())
 }
 
-/// Reads a trace with a chosen parser.
+/// Reads a trace with a chosen parser and the default caps.
 pub fn read_with(path: &Path, parser: Parser) -> Result<Trace, TraceError> {
-    let (input, source) = input::open(path)?;
-    let mut builder = event::TimelineBuilder::new();
-    let result = match (parser, input) {
-        (Parser::Simple, input::Input::Plain(map)) => {
-            let mut de = serde_json::Deserializer::from_slice(&map);
-            simple::parse(&mut de, &mut builder)
-        }
-        (Parser::Simple, input::Input::Gzip(reader)) => {
-            let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
-            simple::parse(&mut de, &mut builder)
-        }
-        (Parser::Fast, input::Input::Plain(map)) => fast::parse_mapped(&map, &mut builder),
-        (Parser::Fast, input::Input::Gzip(reader)) => fast::parse_gzip(reader, path, &mut builder),
-    };
-    finish(builder, source, result)
+    read_limited(path, parser, &Limits::DEFAULT)
 }
 
+/// Reads a trace (`-`: standard input, streamed) with a chosen parser, within `limits`.
+pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trace, TraceError> {
+    let opened = input::open_with(path, limits)?;
+    let mut source = opened.source;
+    let reopen = || -> io::Result<Box<dyn Read + Send>> {
+        match input::open_with(path, limits) {
+            Ok(input::Opened { input: input::Input::Stream(r), .. }) => Ok(r),
+            Ok(_) => Err(io::Error::other("the file changed while it was read")),
+            Err(e) => Err(io::Error::other(e.to_string())),
+        }
+    };
+    // Standard input cannot be read again.
+    let reopen: fast::Reopen = match opened.stdin_bytes {
+        Some(_) => None,
+        None => Some(&reopen),
+    };
+    let (builder, result, offset) = read_input(opened.input, parser, limits, fast::BLOCK, reopen);
+    if let Some(read) = &opened.stdin_bytes {
+        source.bytes = read.load(std::sync::atomic::Ordering::Relaxed);
+    }
+    finish(builder, source, result, offset, limits)
+}
+
+/// Parses an opened input with `parser`: what the builder holds, how the parse ended, and where
+/// the JSON text starts in a mapped file (after a byte order mark).
+fn read_input(
+    input: input::Input,
+    parser: Parser,
+    limits: &Limits,
+    block: usize,
+    reopen: fast::Reopen,
+) -> (TimelineBuilder, tail::Outcome, u64) {
+    let mut builder = TimelineBuilder::with_limits(*limits);
+    let mut offset = 0;
+    let result = match (parser, input) {
+        (Parser::Simple, input::Input::Plain(text)) => {
+            offset = text.start() as u64;
+            tail::simple_slice(&text, &mut builder)
+        }
+        (Parser::Simple, input::Input::Stream(reader)) => tail::simple_stream(reader, &mut builder),
+        (Parser::Fast, input::Input::Plain(text)) => {
+            offset = text.start() as u64;
+            fast::parse_mapped(&text, &mut builder)
+        }
+        (Parser::Fast, input::Input::Stream(reader)) => {
+            fast::parse_stream(reader, block, reopen, &mut builder)
+        }
+    };
+    (builder, result, offset)
+}
+
+/// The trace from what the parser left in `builder` and how it ended.
 fn finish(
-    builder: event::TimelineBuilder,
+    builder: TimelineBuilder,
     source: SourceInfo,
-    result: Result<bool, serde_json::Error>,
+    result: tail::Outcome,
+    offset: u64,
+    limits: &Limits,
 ) -> Result<Trace, TraceError> {
     let path = source.path.clone();
+    // First: a parser stopped at a cap may have ended in any state.
+    match builder.stopped() {
+        Some(Stopped::Cap(cap)) => return Err(TraceError::Cap { path, cap, what: cap.what(limits) }),
+        Some(Stopped::Memory) => return Err(TraceError::OutOfMemory { path, events: builder.events() }),
+        None => {}
+    }
     let truncated = match result {
         Ok(true) => None,
         Ok(false) => {
             return Err(TraceError::NotATrace { path, detail: "a JSON object without traceEvents".into() })
         }
-        Err(e) if builder.events() == 0 => return Err(classify_fatal(path, &source, e)),
-        Err(e) => Some(describe_stop(path.clone(), &source, &e, builder.events())?),
+        Err(Stop::Trailing(mut t)) => {
+            t.at += offset;
+            return Err(TraceError::Trailing { path, detail: t.describe(source.gzip) });
+        }
+        // The document is whole, but the gzip data after it is cut or followed by a few stray
+        // bytes (flate2 cannot tell which): the last member's CRC32 was not checked, so what was
+        // read is not known to be what was written. An error, as a failed check is.
+        Err(Stop::After(e)) if source.gzip && e.kind() == io::ErrorKind::UnexpectedEof => {
+            return Err(TraceError::Gzip {
+                path,
+                detail: "the gzip data ends inside a member's header or trailer (a cut file, or stray bytes after the last member): its CRC32 could not be checked".into(),
+            })
+        }
+        // A failed check (CRC32, length), garbage after the last member, a cap: errors too,
+        // since a trace whose bytes are not known to be right cannot be judged.
+        Err(Stop::After(e)) => return Err(input::stream_error(&path, e, source.gzip, limits)),
+        Err(Stop::Json(e)) if builder.events() == 0 => return Err(classify_fatal(path, &source, e, limits)),
+        Err(Stop::Json(e)) => Some(describe_stop(path.clone(), &source, e, builder.events(), limits)?),
     };
     let timeline = builder.finish();
     if timeline.events == 0 {
@@ -100,7 +176,37 @@ fn finish(
         );
         return Err(TraceError::NothingUsable { path, events: timeline.events, detail });
     }
+    if let Some(cap) = spread(&timeline, limits) {
+        return Err(TraceError::Cap { path, cap, what: cap.what(limits) });
+    }
     Ok(Trace { timeline, source, truncated })
+}
+
+/// The cap on devices or streams that the GPU activities go past, if any. Checked once the trace
+/// is read (its strings are capped while it is read): the analysis keeps figures for each device
+/// and stream, and a million of them took gigabytes.
+fn spread(t: &Timeline, limits: &Limits) -> Option<Cap> {
+    let hasher = foldhash::fast::RandomState::default();
+    let mut devices = hashbrown::HashSet::with_hasher(hasher.clone());
+    let mut streams = hashbrown::HashSet::with_hasher(hasher);
+    let mut last = None;
+    for a in &t.activities {
+        let pair = (a.device, a.stream);
+        // Activities come in runs on one stream.
+        if last == Some(pair) {
+            continue;
+        }
+        last = Some(pair);
+        if streams.insert(pair) {
+            if devices.insert(a.device) && devices.len() as u64 > limits.max_devices {
+                return Some(Cap::Devices);
+            }
+            if streams.len() as u64 > limits.max_streams {
+                return Some(Cap::Streams);
+            }
+        }
+    }
+    None
 }
 
 /// Why reading stopped after some events: a file cut short is a truncation (its complete events are
@@ -108,41 +214,34 @@ fn finish(
 fn describe_stop(
     path: std::path::PathBuf,
     source: &SourceInfo,
-    e: &serde_json::Error,
+    e: serde_json::Error,
     events: u64,
+    limits: &Limits,
 ) -> Result<String, TraceError> {
     use serde_json::error::Category;
     match e.classify() {
         Category::Eof => Ok(format!("the file ends in the middle of the JSON ({e})")),
-        Category::Io if e.io_error_kind() == Some(std::io::ErrorKind::UnexpectedEof) => {
+        Category::Io if e.io_error_kind() == Some(io::ErrorKind::UnexpectedEof) => {
             Ok(format!("the gzip stream ends early ({e})"))
         }
-        Category::Io => Err(io_error(path, source, e)),
+        Category::Io => Err(input::stream_error(&path, io::Error::from(e), source.gzip, limits)),
         Category::Syntax | Category::Data => {
             Err(TraceError::InvalidJson { path, events, detail: e.to_string() })
         }
     }
 }
 
-/// A read error of the decompressor: a gzip bomb, or corrupt data.
-fn io_error(path: std::path::PathBuf, source: &SourceInfo, e: &serde_json::Error) -> TraceError {
-    let detail = e.to_string();
-    if detail.starts_with(input::GZIP_BOMB) {
-        TraceError::GzipBomb(path)
-    } else if source.gzip {
-        TraceError::Gzip { path, detail }
-    } else {
-        TraceError::NotJson { path, detail }
-    }
-}
-
-fn classify_fatal(path: std::path::PathBuf, source: &SourceInfo, e: serde_json::Error) -> TraceError {
+fn classify_fatal(
+    path: std::path::PathBuf,
+    source: &SourceInfo,
+    e: serde_json::Error,
+    limits: &Limits,
+) -> TraceError {
     use serde_json::error::Category;
-    let detail = e.to_string();
     match e.classify() {
-        Category::Io => io_error(path, source, &e),
-        Category::Data => TraceError::NotATrace { path, detail: shape_detail(&detail) },
-        _ => TraceError::NotJson { path, detail },
+        Category::Io => input::stream_error(&path, io::Error::from(e), source.gzip, limits),
+        Category::Data => TraceError::NotATrace { path, detail: shape_detail(&e.to_string()) },
+        _ => TraceError::NotJson { path, detail: e.to_string() },
     }
 }
 

@@ -68,7 +68,13 @@ impl<'de> Visitor<'de> for Top<'_> {
 /// `deviceProperties`); both parsers call it.
 pub(crate) fn apply_header_value(meta: &mut TraceMeta, key: &str, v: &Value) {
     match key {
-        "baseTimeNanoseconds" => meta.base_time_ns = value_text(v).and_then(|t| t.parse().ok()),
+        // Out of range, it is unusable: the ranks' times are shifted by differences of it, which
+        // stay within i64 only for bases in 0..=2^61 (see `event::MAX_TIME_NS`).
+        "baseTimeNanoseconds" => {
+            meta.base_time_ns = value_text(v)
+                .and_then(|t| t.parse().ok())
+                .filter(|b| (0..=crate::event::MAX_TIME_NS).contains(b))
+        }
         "distributedInfo" => meta.distributed = Some(distributed_info(v)),
         "deviceProperties" => meta.device_names = device_names(v),
         _ => {}
@@ -118,6 +124,10 @@ impl<'de> Visitor<'de> for Events<'_> {
                 }
                 Value::Object(obj) => self.builder.push(&raw_event(obj)),
                 _ => self.builder.push_non_object(),
+            }
+            if self.builder.stopped().is_some() {
+                // A cap: the reader reports it from the builder, whatever serde makes of this.
+                return Err(serde::de::Error::custom("stopped at a cap"));
             }
         }
         Ok(())
@@ -182,7 +192,8 @@ pub(crate) fn device_names(v: &Value) -> Vec<(String, String)> {
         .into_iter()
         .flatten()
         .filter_map(|d| {
-            let id = d.get("id").and_then(value_text)?;
+            // Canonical as device labels are, so that `"0"` names device `0`.
+            let id = crate::event::canonical_label(&d.get("id").and_then(value_text)?).into_owned();
             let name = d.get("name").and_then(Value::as_str).unwrap_or("").to_string();
             Some((id, name))
         })

@@ -25,13 +25,13 @@ pub fn append_events(path: &Path, extra: &[String], out: &mut dyn Write) -> Resu
             let mut de = serde_json::Deserializer::from_slice(&map);
             Top(&mut state).deserialize(&mut de)
         }
-        Input::Gzip(reader) => {
+        Input::Stream(reader) => {
             let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
             Top(&mut state).deserialize(&mut de)
         }
     };
     if let Some(source) = state.io.take() {
-        return Err(TraceError::Write { path: path.to_path_buf(), source });
+        return Err(TraceError::Write { path: path.to_path_buf(), error: source });
     }
     match result {
         Ok(()) if state.spliced => Ok(()),

@@ -3,15 +3,34 @@
 use std::hash::{BuildHasher, Hasher};
 
 /// Interned strings: kernel and annotation names, device and stream labels.
+///
+/// Strings are found by [`sampled_hash`] (cheap on kernel names of kilobytes) and compared whole.
+/// Strings from a stranger's trace can be made to agree on every sampled byte while differing
+/// elsewhere: all of them would share one hash, and each new one would be compared with all the
+/// others (10^5 such names took minutes). So a string that meets a different string of the same
+/// samples (its *class*) is kept in a second table, found by the keyed hash of all its bytes; the
+/// first string of the class stays in the first table, marked, and sends later lookups of its
+/// class on to the second. A flood then costs one comparison and one full hash per name; real
+/// traces, whose names differ in their samples, never reach the second table.
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     names: Vec<Box<str>>,
-    /// Ids, found by [`sampled_hash`] of their string and compared whole.
+    /// Ids ([`CLASH`] marks a string whose class has other members in `clashes`), found by
+    /// [`sampled_hash`] of their string.
     index: hashbrown::HashTable<u32>,
+    /// Ids of the strings that share their class with an earlier one, found by [`full_hash`].
+    clashes: hashbrown::HashTable<u32>,
     // foldhash, not SipHash: every GPU activity interns its kernel name (often hundreds of bytes),
-    // and SipHash was 9% of reading a trace; foldhash keeps a per-process random seed.
+    // and SipHash was 9% of reading a trace; foldhash keeps a per-process random seed, so what
+    // collides under it cannot be worked out from outside.
     hasher: foldhash::fast::RandomState,
 }
+
+/// The mark on an entry of [`Interner::index`] whose class has more members in the second table.
+const CLASH: u32 = 1 << 31;
+
+/// Strings up to this long are hashed whole, so only longer ones can share a class.
+const SAMPLED_ABOVE: usize = 48;
 
 /// A string's hash from its length and three 16-byte samples (start, middle, end) when it is
 /// long: kernel names run to kilobytes and every GPU activity interns one, so hashing every byte
@@ -19,7 +38,7 @@ pub struct Interner {
 fn sampled_hash(hasher: &foldhash::fast::RandomState, s: &str) -> u64 {
     let b = s.as_bytes();
     let mut h = hasher.build_hasher();
-    if b.len() <= 48 {
+    if b.len() <= SAMPLED_ABOVE {
         h.write(b);
     } else {
         let mid = b.len() / 2;
@@ -31,18 +50,87 @@ fn sampled_hash(hasher: &foldhash::fast::RandomState, s: &str) -> u64 {
     h.finish()
 }
 
+/// Every byte of a string, hashed: for the strings whose samples are shared.
+fn full_hash(hasher: &foldhash::fast::RandomState, s: &str) -> u64 {
+    hasher.hash_one(s)
+}
+
+/// Whether two different strings have the same samples (and so the same [`sampled_hash`]).
+#[inline]
+fn same_class(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() || a.len() <= SAMPLED_ABOVE {
+        return false;
+    }
+    let (n, mid) = (a.len(), a.len() / 2);
+    a[..16] == b[..16] && a[mid - 8..mid + 8] == b[mid - 8..mid + 8] && a[n - 16..] == b[n - 16..]
+}
+
+/// Grows a table or list before it is full, failing instead of aborting when memory runs out.
+pub(crate) fn room<T>(v: &mut Vec<T>) -> Option<()> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(64)).ok()?;
+    }
+    Some(())
+}
+
 impl Interner {
     /// Returns the id of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> u32 {
-        let Interner { names, index, hasher } = self;
+        match self.try_intern(s) {
+            Some(id) => id,
+            // As `Vec::push` does when memory runs out.
+            None => std::alloc::handle_alloc_error(std::alloc::Layout::new::<Box<str>>()),
+        }
+    }
+
+    /// [`Interner::intern`], or `None` when memory for a new string cannot be had.
+    #[inline]
+    pub fn try_intern(&mut self, s: &str) -> Option<u32> {
+        let Interner { names, index, clashes, hasher } = self;
         let hash = sampled_hash(hasher, s);
-        if let Some(&id) = index.find(hash, |&id| &*names[id as usize] == s) {
-            return id;
+        // Set when the lookup met another string of `s`'s class: its entry's mark.
+        let mut class: Option<bool> = None;
+        let found = index.find(hash, |&e| {
+            let t = &*names[(e & !CLASH) as usize];
+            if t == s {
+                return true;
+            }
+            if same_class(t, s) {
+                class = Some(e & CLASH != 0);
+            }
+            false
+        });
+        if let Some(&e) = found {
+            return Some(e & !CLASH);
         }
         let id = names.len() as u32;
-        names.push(s.into());
-        index.insert_unique(hash, id, |&id| sampled_hash(hasher, &names[id as usize]));
-        id
+        room(names)?;
+        match class {
+            None => {
+                index.try_reserve(1, |&e| sampled_hash(hasher, &names[(e & !CLASH) as usize])).ok()?;
+                names.push(s.into());
+                index.insert_unique(hash, id, |&e| sampled_hash(hasher, &names[(e & !CLASH) as usize]));
+            }
+            Some(marked) => {
+                let full = full_hash(hasher, s);
+                if marked {
+                    if let Some(&id) = clashes.find(full, |&id| &*names[id as usize] == s) {
+                        return Some(id);
+                    }
+                } else {
+                    // The first clash of this class: mark the entry that holds it.
+                    let first = index.find_mut(hash, |&e| same_class(&names[(e & !CLASH) as usize], s));
+                    if let Some(e) = first {
+                        *e |= CLASH;
+                    }
+                }
+                clashes.try_reserve(1, |&id| full_hash(hasher, &names[id as usize])).ok()?;
+                names.push(s.into());
+                clashes.insert_unique(full, id, |&id| full_hash(hasher, &names[id as usize]));
+            }
+        }
+        Some(id)
     }
 
     /// The string behind an id.
@@ -52,7 +140,23 @@ impl Interner {
 
     /// The id of `s` if it was interned.
     pub fn lookup(&self, s: &str) -> Option<u32> {
-        self.index.find(sampled_hash(&self.hasher, s), |&id| &*self.names[id as usize] == s).copied()
+        let names = &self.names;
+        let mut marked = false;
+        let found = self.index.find(sampled_hash(&self.hasher, s), |&e| {
+            let t = &*names[(e & !CLASH) as usize];
+            if t == s {
+                return true;
+            }
+            marked |= e & CLASH != 0 && same_class(t, s);
+            false
+        });
+        match found {
+            Some(&e) => Some(e & !CLASH),
+            None if marked => {
+                self.clashes.find(full_hash(&self.hasher, s), |&id| &*names[id as usize] == s).copied()
+            }
+            None => None,
+        }
     }
 
     /// Number of distinct strings.
@@ -63,6 +167,12 @@ impl Interner {
     /// Whether nothing was interned.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// Strings kept in the second table (those that share their samples with another): a
+    /// measure of how hard a trace tried to flood the first.
+    pub fn clashes(&self) -> usize {
+        self.clashes.len()
     }
 }
 
@@ -163,9 +273,10 @@ pub struct TraceMeta {
 /// Why events were skipped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SkipCounts {
-    /// No `ts`, or a `ts` that is not a number.
+    /// No `ts`, or a `ts` that is not a number or is out of range (beyond ±2^61 ns).
     pub missing_ts: u64,
-    /// A complete event with a missing, negative or unreadable `dur`.
+    /// A complete event with a missing, negative or unreadable `dur`, or one that ends out of
+    /// range.
     pub bad_dur: u64,
     /// Array elements that are not objects.
     pub not_an_object: u64,
@@ -205,8 +316,9 @@ pub struct Timeline {
 /// Name of the metadata event in which `check` leaves its workload context in a trace.
 pub const CONTEXT_EVENT: &str = "launchguard_context";
 
-/// Context events larger than this are counted but not kept: `check` writes a few tens of KB.
-pub const MAX_CONTEXT_BYTES: usize = 4 << 20;
+/// The default cap on a context event's `args` ([`crate::Limits::max_context_bytes`]): `check`
+/// writes a few tens of KB.
+pub const MAX_CONTEXT_BYTES: usize = crate::Limits::DEFAULT.max_context_bytes as usize;
 
 impl Timeline {
     /// Every record, count and header fact, with string ids resolved, one line each: two
@@ -271,5 +383,37 @@ mod tests {
         let ids: Vec<u32> = many.iter().map(|s| i.intern(s)).collect();
         assert!(many.iter().zip(&ids).all(|(s, &id)| i.lookup(s) == Some(id) && i.get(id) == s));
         assert_eq!(i.len(), 2002);
+        // `b` shares its samples with `a`, and the 2000 with one another (four digits make them
+        // longer than `a`): all but the first of each class are in the second table.
+        assert_eq!(i.clashes(), 1 + 1999);
+    }
+
+    /// 10^5 names of one length that agree on every sampled byte: each costs one comparison and
+    /// one full hash, not a comparison with every earlier one (minutes before).
+    #[test]
+    fn a_flood_of_names_alike_where_sampled_stays_linear() {
+        let name =
+            |k: usize| format!("{}{k:024}{}{:024}{}", "k".repeat(16), "m".repeat(16), k * 7, "e".repeat(16));
+        assert!(super::same_class(&name(1), &name(2)));
+        let started = std::time::Instant::now();
+        let mut i = Interner::default();
+        let n = 100_000;
+        let ids: Vec<u32> = (0..n).map(|k| i.intern(&name(k))).collect();
+        assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
+        assert!((0..n).all(|k| i.intern(&name(k)) == k as u32 && i.lookup(&name(k)) == Some(k as u32)));
+        assert_eq!(i.lookup(&name(n)), None);
+        assert_eq!(i.clashes(), n - 1);
+        // Under a second even unoptimized; the quadratic table took minutes at this size.
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn names_of_different_samples_never_reach_the_second_table() {
+        let mut i = Interner::default();
+        for k in 0..10_000 {
+            i.intern(&format!("void kernel_{k}<float, 128>(float const*, float*, int) [clone .kd]{k}"));
+            i.intern(&format!("{k}"));
+        }
+        assert_eq!((i.len(), i.clashes()), (20_000, 0));
     }
 }

@@ -22,6 +22,8 @@ pub(crate) enum End {
     Landed(usize),
     /// The array's `]` is at this position.
     Closed(usize),
+    /// The builder stopped at a cap (or out of memory) after the last element pushed.
+    Stopped,
     /// The text is invalid (`eof` false), or ended (`eof` true), around position `at`.
     Failed {
         /// Whether the buffer ended.
@@ -86,6 +88,9 @@ pub(crate) fn run(
             Ok(end) => {
                 last_done = Some((t.0, end));
                 state = After::Element;
+                if builder.stopped().is_some() {
+                    return Run { end: End::Stopped, last_done };
+                }
                 if let Some(release) = release {
                     if end - released >= RELEASE_EVERY {
                         release(released, end);

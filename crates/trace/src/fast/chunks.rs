@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::array::{self, After, End, Release, Run};
 use super::merge;
-use crate::event::TimelineBuilder;
+use crate::event::{Stopped, TimelineBuilder};
 use crate::timeline::Timeline;
 
 /// Parts smaller than this are not worth a thread.
@@ -21,13 +21,17 @@ pub(crate) const MIN_PART: usize = 8 << 20;
 pub(crate) enum Events {
     /// Its `]` is at this position.
     Closed(usize),
+    /// The builder stopped at a cap (or out of memory).
+    Stopped,
     /// It failed at `at`; the reference parser can restart at `anchor`, the start of the last
-    /// complete element, or just after `[` when there is none.
+    /// complete element (`at_element`), or just after `[` when there is none.
     Failed {
         /// Where the failure was found.
         at: usize,
         /// Where to restart.
         anchor: usize,
+        /// Whether `anchor` is an element's start.
+        at_element: bool,
     },
 }
 
@@ -70,50 +74,57 @@ pub(crate) fn parse(
         }
     }
     let stop = |k: usize| starts.get(k + 1).copied().unwrap_or(usize::MAX);
-    let runs: Vec<(Run, Timeline)> = (0..starts.len())
+    // Each part within the caps on its own; the whole is checked again once joined.
+    let limits = *builder.limits();
+    let part_run = |start: usize, after: After, stop: usize| {
+        let mut b = TimelineBuilder::with_limits(limits);
+        let run = array::run(buf, start, after, stop, level, Some(release), &mut b);
+        (run, b.stopped(), b.finish())
+    };
+    let runs: Vec<(Run, Option<Stopped>, Timeline)> = (0..starts.len())
         .into_par_iter()
-        .map(|k| {
-            let after = if k == 0 { After::Open } else { After::Comma };
-            let mut b = TimelineBuilder::new();
-            let run = array::run(buf, starts[k], after, stop(k), level, Some(release), &mut b);
-            (run, b.finish())
-        })
+        .map(|k| part_run(starts[k], if k == 0 { After::Open } else { After::Comma }, stop(k)))
         .collect();
 
     let mut joined = std::mem::take(builder).finish();
     let mut runs = runs.into_iter().map(Some).collect::<Vec<_>>();
-    let (mut run, part) = runs[0].take().expect("the first part");
+    let (mut run, mut stopped, part) = runs[0].take().expect("the first part");
     let mut parts = vec![part];
     let mut anchor = content;
+    let mut at_element = false;
     let mut next = 1;
     let end = loop {
         if let Some((start, _)) = run.last_done {
             anchor = start;
+            at_element = true;
         }
         match run.end {
             End::Closed(p) => break Events::Closed(p),
-            End::Failed { at, .. } => break Events::Failed { at, anchor },
+            End::Stopped => break Events::Stopped,
+            End::Failed { at, .. } => break Events::Failed { at, anchor, at_element },
             End::Landed(q) => {
                 // Guesses before q were not element starts.
                 while next < starts.len() && starts[next] < q {
                     next += 1;
                 }
-                let (r, part) = if next < starts.len() && starts[next] == q {
+                let (r, s, part) = if next < starts.len() && starts[next] == q {
                     next += 1;
                     runs[next - 1].take().expect("each part is taken once")
                 } else {
-                    let mut b = TimelineBuilder::new();
-                    let stop = starts.get(next).copied().unwrap_or(usize::MAX);
-                    let r = array::run(buf, q, After::Comma, stop, level, Some(release), &mut b);
-                    (r, b.finish())
+                    part_run(q, After::Comma, starts.get(next).copied().unwrap_or(usize::MAX))
                 };
                 parts.push(part);
                 run = r;
+                stopped = s;
             }
         }
     };
     merge::join(&mut joined, parts);
-    *builder = TimelineBuilder::from(joined);
+    // A part stopped at a cap has the whole past it too; memory that ran out is said as such.
+    *builder = TimelineBuilder::resume(joined, limits);
+    if let Some(why) = stopped {
+        builder.stop(why);
+    }
     end
 }
 

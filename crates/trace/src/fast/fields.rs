@@ -212,10 +212,11 @@ impl<'a> Cursor<'a> {
         };
         let ascii = self.check_utf8(start, close + 1)?;
         let buf = self.buf;
-        if f.ph.kind == Kind::Str && &buf[f.ph.start..f.ph.end] != b"X" {
-            // A metadata event may be launchguard's context: rare, so read again whole.
-            if &buf[f.ph.start..f.ph.end] == b"M"
-                && f.name.text(buf, ascii).as_deref() == Some(crate::CONTEXT_EVENT)
+        let ph = f.ph.text(buf, ascii);
+        if ph.as_deref() != Some("X") {
+            // A metadata event may be launchguard's context: rare, so read again whole. (`ph`
+            // decoded: `"\u004d"` is `M` to the reference parser too.)
+            if ph.as_deref() == Some("M") && f.name.text(buf, ascii).as_deref() == Some(crate::CONTEXT_EVENT)
             {
                 builder.push_context_element(&buf[start..close + 1]);
             }
@@ -224,7 +225,7 @@ impl<'a> Cursor<'a> {
             return Ok(close + 1);
         }
         builder.push(&RawEvent {
-            ph: f.ph.text(buf, ascii),
+            ph,
             cat: f.cat.text(buf, ascii),
             name: f.name.text(buf, ascii),
             pid: f.pid.scalar(buf, ascii),

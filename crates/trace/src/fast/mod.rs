@@ -23,12 +23,12 @@ mod stream;
 mod top;
 
 use crate::event::TimelineBuilder;
-use crate::simple;
+use crate::tail;
 
-pub(crate) use stream::parse_gzip;
+pub(crate) use stream::{parse_stream, Reopen, BLOCK};
 
-/// A trace's outcome as the reference parser words it: `Ok(saw_events)`, or the error that stopped
-/// it (the events before it stay in the builder).
+/// A document's outcome as the reference parser words it: `Ok(saw_events)`, or the error that
+/// stopped it (the events before it stay in the builder).
 pub(crate) type Outcome = Result<bool, serde_json::Error>;
 
 /// Nesting level of an element (as an object) in a bare array and in `{"traceEvents": [...]}`.
@@ -41,10 +41,11 @@ fn element_level(bare: bool) -> u32 {
 }
 
 /// Parses a mapped file, letting the pages already parsed leave memory as it goes.
-pub(crate) fn parse_mapped(map: &memmap2::Mmap, builder: &mut TimelineBuilder) -> Outcome {
+pub(crate) fn parse_mapped(mapped: &crate::input::Mapped, builder: &mut TimelineBuilder) -> tail::Outcome {
     const PAGE: usize = 4096;
+    let (map, offset) = (mapped.map(), mapped.start());
     let release = |start: usize, end: usize| {
-        let (from, to) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
+        let (from, to) = ((offset + start).next_multiple_of(PAGE), (offset + end) / PAGE * PAGE);
         if to > from {
             // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
             // pages hold the file's bytes again when read (the bytes do not change under a
@@ -53,62 +54,75 @@ pub(crate) fn parse_mapped(map: &memmap2::Mmap, builder: &mut TimelineBuilder) -
                 unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
         }
     };
-    parse_slice(map, &release, builder)
+    parse_slice(mapped, &release, builder)
 }
 
-/// Parses an in-memory document. `release` is told which ranges were parsed, so that a mapped
-/// file's pages can leave memory.
-pub(crate) fn parse_slice(buf: &[u8], release: array::Release, builder: &mut TimelineBuilder) -> Outcome {
+/// Parses an in-memory document, then checks that only whitespace follows it. `release` is told
+/// which ranges were parsed, so that a mapped file's pages can leave memory.
+pub(crate) fn parse_slice(
+    buf: &[u8],
+    release: array::Release,
+    builder: &mut TimelineBuilder,
+) -> tail::Outcome {
     parse_slice_parts(buf, chunks::MIN_PART, release, builder)
 }
 
 /// [`parse_slice`] with parts of at least `min_part` bytes.
-fn parse_slice_parts(
+pub(crate) fn parse_slice_parts(
     buf: &[u8],
     min_part: usize,
     release: array::Release,
     builder: &mut TimelineBuilder,
-) -> Outcome {
+) -> tail::Outcome {
     match parse_slice_fast(buf, min_part, release, builder) {
-        Some(outcome) => outcome,
+        Some((Ok(saw), Some(end))) => {
+            tail::check_tail(&buf[end..], end as u64)?;
+            Ok(saw)
+        }
+        Some((outcome, _)) => outcome.map_err(tail::Stop::Json),
         None => {
-            *builder = TimelineBuilder::new();
-            let mut de = serde_json::Deserializer::from_slice(buf);
-            simple::parse(&mut de, builder)
+            *builder = TimelineBuilder::with_limits(*builder.limits());
+            tail::simple_slice(buf, builder)
         }
     }
 }
 
-/// `None` when the reference parser should read the whole document.
+/// `None` when the reference parser should read the whole document; else the outcome and, when
+/// the document was read to its end, where it ends (`None` when the builder stopped at a cap).
 fn parse_slice_fast(
     buf: &[u8],
     min_part: usize,
     release: array::Release,
     builder: &mut TimelineBuilder,
-) -> Option<Outcome> {
+) -> Option<(Outcome, Option<usize>)> {
     let mut pos = 0;
     let mut from = top::From::Start;
     // The `]` of the last events array, once there is one.
     let mut last_close: Option<(usize, bool)> = None;
     loop {
         match top::walk(buf, pos, from, builder) {
-            top::Walk::Done => return Some(Ok(last_close.is_some())),
+            top::Walk::Done(end) => return Some((Ok(last_close.is_some()), Some(end))),
             top::Walk::Failed { at, .. } => {
                 let (close, bare) = last_close?;
-                return replay_slice(buf, close, at, bare).map(Err);
+                let r = replay_slice(buf, close, at, bare)?;
+                return Some((Err(r.error), None));
             }
             top::Walk::Events { content, bare } => {
                 match chunks::parse(buf, content, element_level(bare), min_part, release, builder) {
                     chunks::Events::Closed(p) => {
                         if bare {
-                            return Some(Ok(true));
+                            return Some((Ok(true), Some(p + 1)));
                         }
                         last_close = Some((p, bare));
                         pos = p + 1;
                         from = top::From::AfterEvents;
                     }
-                    chunks::Events::Failed { at, anchor } => {
-                        return replay_slice(buf, anchor, at, bare).map(Err)
+                    // The reader reports the cap from the builder.
+                    chunks::Events::Stopped => return Some((Ok(true), None)),
+                    chunks::Events::Failed { at, anchor, at_element } => {
+                        let r = replay_slice(buf, anchor, at, bare)?;
+                        r.count_into(at_element, builder);
+                        return Some((Err(r.error), None));
                     }
                 }
             }
@@ -117,7 +131,7 @@ fn parse_slice_fast(
 }
 
 /// The reference parser's error for a failure found at `at`, restarting at `anchor`.
-fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<serde_json::Error> {
+fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<replay::Replayed> {
     let place = replay::Place::default().advance(buf, 0, anchor);
     let limit = buf.len().min(at.saturating_add(1 << 16));
     replay::slice(buf, anchor, place, limit, bare)

@@ -62,16 +62,37 @@ fn opening(bare: bool, place: Place) -> Vec<u8> {
     out
 }
 
+/// The reference parser's error, and how many elements of the events array it read from the
+/// restart point on before it (the fast parser refuses a scalar element together with a byte
+/// that cannot follow it, `8` then a NUL; the reference parser takes the `8` before it sees the
+/// NUL: see [`Replayed::extra`]).
+pub(crate) struct Replayed {
+    /// The error, worded and placed as a full reference run words it.
+    pub error: serde_json::Error,
+    /// Elements read from the restart point on.
+    pub read: u64,
+}
+
+impl Replayed {
+    /// The elements the reference parser read beyond those the fast parser pushed: the restart
+    /// point is the last complete element (read again) when `at_element`, else the array's start.
+    pub(crate) fn extra(&self, at_element: bool) -> u64 {
+        self.read.saturating_sub(at_element as u64)
+    }
+
+    /// Counts the extra elements as the reference parser did: only a scalar can be taken before
+    /// the byte that fails the text (an object fails in both, inside its braces).
+    pub(crate) fn count_into(&self, at_element: bool, builder: &mut TimelineBuilder) {
+        for _ in 0..self.extra(at_element) {
+            builder.push_non_object();
+        }
+    }
+}
+
 /// Replays an in-memory document from `restart` (at `place`), reading at most to `limit`. Returns
 /// the reference parser's error, or `None` when it found none before `limit` (then the fast
 /// parser was wrong to stop, and the caller falls back to a full reference run).
-pub(crate) fn slice(
-    buf: &[u8],
-    restart: usize,
-    place: Place,
-    limit: usize,
-    bare: bool,
-) -> Option<serde_json::Error> {
+pub(crate) fn slice(buf: &[u8], restart: usize, place: Place, limit: usize, bare: bool) -> Option<Replayed> {
     let mut doc = opening(bare, place);
     doc.extend_from_slice(&buf[restart..limit]);
     let mut de = serde_json::Deserializer::from_slice(&doc);
@@ -80,16 +101,17 @@ pub(crate) fn slice(
         Ok(_) => None,
         // An end of text that is only the end of the copy is no answer.
         Err(e) if e.classify() == serde_json::error::Category::Eof && limit < buf.len() => None,
-        Err(e) => Some(e),
+        Err(error) => Some(Replayed { error, read: scratch.events() }),
     }
 }
 
 /// Replays a stream: `window` holds the bytes from `place` on, `rest` the stream after them.
-pub(crate) fn stream(window: &[u8], place: Place, bare: bool, rest: impl Read) -> Option<serde_json::Error> {
+pub(crate) fn stream(window: &[u8], place: Place, bare: bool, rest: impl Read) -> Option<Replayed> {
     let head = io::Cursor::new(opening(bare, place)).chain(window).chain(rest);
     let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, head));
     let mut scratch = TimelineBuilder::new();
-    simple::parse(&mut de, &mut scratch).err()
+    let error = simple::parse(&mut de, &mut scratch).err()?;
+    Some(Replayed { error, read: scratch.events() })
 }
 
 #[cfg(test)]

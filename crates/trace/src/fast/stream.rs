@@ -1,70 +1,81 @@
-//! Gzip input: one thread decompresses into large blocks while this one scans them, so the cost is
-//! that of decompression alone. Parsing works on a window that holds the element being read and
+//! Streamed input (gzip, standard input): one thread reads (and decompresses) into large blocks
+//! while this one scans them, so the cost is that of decompression alone. Parsing works on a window that holds the element being read and
 //! the blocks after it; an element cut by the end of the window is parsed again once more bytes
 //! have arrived.
 
 use std::io::{self, Read};
-use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use super::array::{self, After, End};
 use super::replay::{self, Place};
-use super::{element_level, top, Outcome};
-use crate::event::TimelineBuilder;
-use crate::simple;
+use super::{element_level, top};
+use crate::event::{Stopped, TimelineBuilder};
+use crate::limits::Cap;
+use crate::tail::{self, Stop};
 
 /// Bytes decompressed per block.
-const BLOCK: usize = 1 << 20;
+pub(crate) const BLOCK: usize = 1 << 20;
 /// Blocks in flight between the threads.
 const IN_FLIGHT: usize = 4;
 
 type Block = io::Result<Vec<u8>>;
 
-/// Reads a gzip stream; `path` is opened again when the reference parser has to read it all.
-pub(crate) fn parse_gzip(
+/// Opens the input again from its start, for the reference parser to read it whole (a file can
+/// be; standard input cannot).
+pub(crate) type Reopen<'a> = Option<&'a dyn Fn() -> io::Result<Box<dyn Read + Send>>>;
+
+/// Reads a stream of JSON text (decompressed gzip, standard input) in blocks of `block` bytes,
+/// then the rest of it, which must be whitespace.
+pub(crate) fn parse_stream(
     reader: Box<dyn Read + Send>,
-    path: &Path,
+    block: usize,
+    reopen: Reopen,
     builder: &mut TimelineBuilder,
-) -> Outcome {
-    let fast = std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Block>(IN_FLIGHT);
-        let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT + 2);
-        s.spawn(move || decompress(reader, tx, recycle_rx));
-        let mut w = Window {
-            buf: Vec::new(),
-            place: Place::default(),
-            rx,
-            recycle: recycle_tx,
-            done: false,
-            error: None,
-        };
-        drive(&mut w, builder)
-        // Dropping the window drops the receiver, which stops the decompressor.
-    });
-    match fast {
+) -> tail::Outcome {
+    let (tx, rx) = sync_channel::<Block>(IN_FLIGHT);
+    let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT + 2);
+    // Not joined: reading standard input can block on a writer that never closes it, and once
+    // this side has what it needs (a cap reached, an error) nothing of the rest matters. Dropping
+    // the window drops the receiver, which stops the reader at its next block.
+    std::thread::spawn(move || decompress(reader, block, tx, recycle_rx));
+    let mut w = Window {
+        buf: Vec::new(),
+        place: Place::default(),
+        drained: 0,
+        rx,
+        recycle: recycle_tx,
+        done: false,
+        error: None,
+        block,
+        max_event: builder.limits().max_event_bytes,
+    };
+    match drive(&mut w, builder) {
         Some(outcome) => outcome,
-        None => {
-            *builder = TimelineBuilder::new();
-            let reader = match crate::input::open(path) {
-                Ok((crate::input::Input::Gzip(r), _)) => r,
-                Ok(_) => {
-                    return Err(serde_json::Error::io(io::Error::other("the file changed while it was read")))
-                }
-                Err(e) => return Err(serde_json::Error::io(io::Error::other(e.to_string()))),
-            };
-            let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, reader));
-            simple::parse(&mut de, builder)
-        }
+        None => match reopen {
+            Some(reopen) => {
+                *builder = TimelineBuilder::with_limits(*builder.limits());
+                let reader = reopen().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
+                tail::simple_stream(reader, builder)
+            }
+            None => Err(Stop::Json(serde_json::Error::io(io::Error::other(
+                "the fast parser stopped where the reference parser reads on; read it with --parser simple",
+            )))),
+        },
     }
 }
 
-fn decompress(mut reader: Box<dyn Read + Send>, tx: SyncSender<Block>, recycle: Receiver<Vec<u8>>) {
+fn decompress(
+    mut reader: Box<dyn Read + Send>,
+    size: usize,
+    tx: SyncSender<Block>,
+    recycle: Receiver<Vec<u8>>,
+) {
     loop {
-        let mut block = recycle.try_recv().unwrap_or_else(|_| Vec::with_capacity(BLOCK));
-        block.resize(BLOCK, 0);
+        let mut block = recycle.try_recv().unwrap_or_else(|_| Vec::with_capacity(size));
+        block.resize(size, 0);
         let mut filled = 0;
         let mut failed = None;
-        while filled < BLOCK {
+        while filled < size {
             match reader.read(&mut block[filled..]) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
@@ -76,7 +87,7 @@ fn decompress(mut reader: Box<dyn Read + Send>, tx: SyncSender<Block>, recycle: 
             }
         }
         block.truncate(filled);
-        let end = filled < BLOCK;
+        let end = filled < size;
         if filled > 0 && tx.send(Ok(block)).is_err() {
             return;
         }
@@ -95,20 +106,27 @@ struct Window {
     buf: Vec<u8>,
     /// Lines and column at `buf[0]`.
     place: Place,
+    /// Bytes of text before `buf[0]`.
+    drained: u64,
     rx: Receiver<Block>,
     recycle: SyncSender<Vec<u8>>,
     /// No more blocks will come.
     done: bool,
     /// The decompressor's error, after the last block.
     error: Option<io::Error>,
+    /// Bytes per block.
+    block: usize,
+    /// [`crate::Limits::max_event_bytes`].
+    max_event: u64,
 }
 
 impl Window {
     /// Receives blocks until the window holds at least `want` bytes or the stream ended.
-    fn fill(&mut self, want: usize) {
+    fn fill(&mut self, want: usize) -> Result<(), Stopped> {
         while !self.done && self.buf.len() < want {
             match self.rx.recv() {
                 Ok(Ok(block)) => {
+                    self.buf.try_reserve(block.len()).map_err(|_| Stopped::Memory)?;
                     self.buf.extend_from_slice(&block);
                     let _ = self.recycle.try_send(block);
                 }
@@ -119,23 +137,51 @@ impl Window {
                 Err(_) => self.done = true,
             }
         }
+        Ok(())
     }
 
     /// Receives at least one more block, more when `from` has been waiting long (so that an
-    /// element larger than a block is not scanned once per block).
-    fn more(&mut self, from: usize) {
+    /// element larger than a block is not scanned once per block). The element from `from` on
+    /// must be held whole: past the cap on one event, it is refused.
+    fn more(&mut self, from: usize) -> Result<(), Stopped> {
+        if (self.buf.len() - from) as u64 > self.max_event {
+            return Err(Stopped::Cap(Cap::Event));
+        }
         let want = self.buf.len() + (self.buf.len() - from).max(1);
-        self.fill(want);
+        self.fill(want)
     }
 
     /// Forgets the bytes before `upto`.
     fn drain(&mut self, upto: usize) {
         self.place = self.place.advance(&self.buf, 0, upto);
+        self.drained += upto as u64;
         self.buf.drain(..upto);
     }
 
+    /// The rest of the stream after the window.
+    fn rest(&mut self) -> Rest<'_> {
+        Rest { rx: &self.rx, block: Vec::new(), at: 0, error: self.error.take(), done: self.done }
+    }
+
+    /// The document ended at `end`: the rest of the stream must be whitespace.
+    fn finish(&mut self, end: usize, saw_events: bool) -> tail::Outcome {
+        let head = self.buf.split_off(end);
+        let at = self.drained + end as u64;
+        tail::check_rest(&head, at, &mut self.rest())?;
+        Ok(saw_events)
+    }
+
+    /// The reference parser over the whole stream, which the window holds from its start.
+    fn reference(&mut self, builder: &mut TimelineBuilder) -> tail::Outcome {
+        debug_assert_eq!(self.drained, 0);
+        *builder = TimelineBuilder::with_limits(*builder.limits());
+        let head = std::mem::take(&mut self.buf);
+        let rest = self.rest();
+        tail::simple_stream(io::Cursor::new(head).chain(rest), builder)
+    }
+
     /// The reference parser's error from `anchor` on, reading the rest of the stream as needed.
-    fn replay(&mut self, anchor: usize, bare: bool) -> Option<serde_json::Error> {
+    fn replay(&mut self, anchor: usize, bare: bool) -> Option<replay::Replayed> {
         let place = self.place.advance(&self.buf, 0, anchor);
         let rest = Rest { rx: &self.rx, block: Vec::new(), at: 0, error: self.error.take(), done: self.done };
         replay::stream(&self.buf[anchor..], place, bare, rest)
@@ -180,63 +226,92 @@ impl Read for Rest<'_> {
     }
 }
 
-/// `None` when the reference parser should read the whole stream.
-fn drive(w: &mut Window, builder: &mut TimelineBuilder) -> Option<Outcome> {
-    w.fill(BLOCK);
+/// How an events array ended.
+enum Ev {
+    /// Its `]` is at this position.
+    Closed(usize),
+    /// The builder stopped (a cap, or memory).
+    Stopped,
+    /// The reference parser should replay from `anchor`: the last complete element when
+    /// `at_element`, else the array's content.
+    Failed { anchor: usize, at_element: bool },
+}
+
+/// The outcome; `None` when the reference parser should read the whole input again.
+fn drive(w: &mut Window, builder: &mut TimelineBuilder) -> Option<tail::Outcome> {
+    // A stop (a cap, memory) is reported from the builder; the outcome is then moot.
+    let stopped = |builder: &mut TimelineBuilder, why| {
+        builder.stop(why);
+        Some(Ok(true))
+    };
+    if let Err(why) = w.fill(w.block) {
+        return stopped(builder, why);
+    }
     let mut pos = 0;
     let mut from = top::From::Start;
     let mut saw_events = false;
     loop {
         let walk = top::walk(&w.buf, pos, from, builder);
         match walk {
-            top::Walk::Failed { eof: true, .. } if !w.done => w.more(pos),
-            top::Walk::Failed { .. } if !saw_events => return None,
+            top::Walk::Failed { eof: true, .. } if !w.done => {
+                if let Err(why) = w.more(pos) {
+                    return stopped(builder, why);
+                }
+            }
+            top::Walk::Failed { .. } if !saw_events => return Some(w.reference(builder)),
             // After an events array, `pos` is just past its `]`.
-            top::Walk::Failed { .. } => return w.replay(pos - 1, false).map(Err),
-            top::Walk::Done => return Some(Ok(saw_events)),
+            top::Walk::Failed { .. } => return w.replay(pos - 1, false).map(|r| Err(Stop::Json(r.error))),
+            top::Walk::Done(end) => return Some(w.finish(end, saw_events)),
             top::Walk::Events { content, bare } => {
                 saw_events = true;
                 match events(w, content, bare, builder) {
-                    Ok(close) if bare => {
-                        let _ = close;
-                        return Some(Ok(true));
-                    }
-                    Ok(close) => {
+                    Ev::Closed(close) if bare => return Some(w.finish(close + 1, true)),
+                    Ev::Closed(close) => {
                         w.drain(close);
                         pos = 1;
                         from = top::From::AfterEvents;
                     }
-                    Err(anchor) => return w.replay(anchor, bare).map(Err),
+                    Ev::Stopped => return Some(Ok(true)),
+                    Ev::Failed { anchor, at_element } => {
+                        let r = w.replay(anchor, bare)?;
+                        r.count_into(at_element, builder);
+                        return Some(Err(Stop::Json(r.error)));
+                    }
                 }
             }
         }
     }
 }
 
-/// Streams the elements of an events array whose content starts at `content`; returns the
-/// position of its `]`, or the position the reference parser should replay from.
-fn events(w: &mut Window, content: usize, bare: bool, builder: &mut TimelineBuilder) -> Result<usize, usize> {
+/// Streams the elements of an events array whose content starts at `content`.
+fn events(w: &mut Window, content: usize, bare: bool, builder: &mut TimelineBuilder) -> Ev {
     let level = element_level(bare);
     let mut pos = content;
     let mut after = After::Open;
     // The start of the last complete element, or the array's content.
     let mut anchor = content;
+    let mut at_element = false;
     loop {
         let run = array::run(&w.buf, pos, after, usize::MAX, level, None, builder);
         if let Some((start, end)) = run.last_done {
             anchor = start;
+            at_element = true;
             pos = end;
             after = After::Element;
         }
         match run.end {
-            End::Closed(p) => return Ok(p),
+            End::Closed(p) => return Ev::Closed(p),
+            End::Stopped => return Ev::Stopped,
             End::Failed { eof: true, .. } if !w.done => {
                 w.drain(anchor);
                 pos -= anchor;
                 anchor = 0;
-                w.more(pos);
+                if let Err(why) = w.more(pos) {
+                    builder.stop(why);
+                    return Ev::Stopped;
+                }
             }
-            End::Failed { .. } | End::Landed(_) => return Err(anchor),
+            End::Failed { .. } | End::Landed(_) => return Ev::Failed { anchor, at_element },
         }
     }
 }

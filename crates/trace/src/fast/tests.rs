@@ -8,17 +8,17 @@ pub(crate) fn summary(t: &Timeline) -> String {
     t.canonical_text()
 }
 
-fn outcome_text(o: &Outcome) -> String {
+pub(crate) fn outcome_text(o: &tail::Outcome) -> String {
     match o {
         Ok(saw) => format!("ok {saw}"),
-        Err(e) => format!("{:?}: {e}", e.classify()),
+        Err(tail::Stop::Json(e)) => format!("{:?}: {e}", e.classify()),
+        Err(other) => format!("{other:?}"),
     }
 }
 
 fn simple_run(bytes: &[u8]) -> (String, String) {
     let mut b = TimelineBuilder::new();
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let o = simple::parse(&mut de, &mut b);
+    let o = tail::simple_slice(bytes, &mut b);
     (outcome_text(&o), summary(&b.finish()))
 }
 
@@ -168,6 +168,10 @@ fn values_decode_as_serde_does() {
         r#"[{"ph":"X","cat":"cuda_runtime","name":"hipGraphLaunch","ts":1,"dur":1,"tid":3,"args":{"correlation":7}}]"#,
         r#"[{"ph":"X","cat":"KERNEL","name":"k","ts":1,"dur":1},{"ph":"X","cat":"kernel","ts":2,"dur":-1}]"#,
         r#"[{"ph":"X","cat":"kernel","name":{"nested":[1,{"x":"y"}]},"ts":1,"dur":1}]"#,
+        // Context events, however their phase and name are written.
+        r#"[{"ph":"\u004d","name":"launchguard_context","args":{"a":1}},{"ph":"M","name":"launchguard_\u0063ontext","args":[2]}]"#,
+        r#"[{"ph":"M","name":"launchguard_context","args":{"a":1},"args":{"b":2E3}},{"ph":"M","name":"launchguard_context"}]"#,
+        r#"[{"ph":"\u0058","cat":"kernel","name":"k","ts":1,"dur":1}]"#,
     ] {
         agree_fast(doc.as_bytes());
     }
@@ -200,6 +204,18 @@ fn invalid_text_stops_both_at_the_same_place() {
         r#"{"traceEvents":[{"ts":1}],"x":"\ud800"}"#,
         r#"{"traceEvents":[{"ts":1}],"distributedInfo":{"rank":1}"#,
         r#"[{"ts":1}]]"#,
+        // A scalar element then a byte that cannot follow it: the reference parser takes the
+        // scalar (an event) before it fails on the byte. (Found by the trace_fast fuzz target.)
+        "[{\"ts\":1},8\u{0}]",
+        "[{\"ts\":1},true\u{0}]",
+        r#"[{"ts":1},0x]"#,
+        r#"[{"ts":1},-1.5e3x,{"ts":2}]"#,
+        r#"[8x]"#,
+        r#"{"traceEvents":[{"ts":1},"s"x]}"#,
+        // ... and at the end of the text, where the reference parser takes it too.
+        r#"[{"ts":1}, 8"#,
+        r#"[1, 2"#,
+        r#"{"traceEvents":[null"#,
     ] {
         agree_fast(doc.as_bytes());
     }

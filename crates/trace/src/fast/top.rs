@@ -26,8 +26,8 @@ pub(crate) enum Walk {
         /// The document is a bare array.
         bare: bool,
     },
-    /// The top-level object closed.
-    Done,
+    /// The top-level object closed; the document ends before this position.
+    Done(usize),
     /// The text is invalid (`eof` false) or ended (`eof` true) at `at`, or holds something this
     /// parser leaves to the reference parser.
     Failed {
@@ -55,7 +55,7 @@ fn walk_inner(cur: &mut Cursor, from: From, builder: &mut TimelineBuilder) -> Re
             b'{' => {
                 let (q, c) = cur.tok()?;
                 if c == b'}' {
-                    return Ok(Walk::Done);
+                    return Ok(Walk::Done(q + 1));
                 }
                 return members(cur, (q, c), builder);
             }
@@ -67,7 +67,7 @@ fn walk_inner(cur: &mut Cursor, from: From, builder: &mut TimelineBuilder) -> Re
             let t = cur.tok()?;
             members(cur, t, builder)
         }
-        (_, b'}') => Ok(Walk::Done),
+        (p, b'}') => Ok(Walk::Done(p + 1)),
         _ => Err(Bad::Syntax),
     }
 }
@@ -101,7 +101,7 @@ fn members(cur: &mut Cursor, first: (usize, u8), builder: &mut TimelineBuilder) 
         }
         match cur.tok()? {
             (_, b',') => (q, c) = cur.tok()?,
-            (_, b'}') => return Ok(Walk::Done),
+            (p, b'}') => return Ok(Walk::Done(p + 1)),
             _ => return Err(Bad::Syntax),
         }
     }

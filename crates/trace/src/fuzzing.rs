@@ -1,0 +1,147 @@
+//! Entry points for the fuzz targets (`fuzz/`, docs/fuzzing.md) and their replayed regressions;
+//! not a stable interface. Each panics when the two parsers disagree, so that the fuzzer
+//! records the input.
+
+use std::io::{self, Write};
+
+use crate::event::TimelineBuilder;
+use crate::input::{self, Input, SourceInfo};
+use crate::{fast, finish, read_input, tail, Limits, Parser};
+
+/// Caps small enough for fuzzed inputs (a few KB) to reach them.
+pub const LIMITS: Limits = Limits {
+    max_inflated_bytes: 1 << 20,
+    // Only the fast parser holds events to a size while streaming (the reference parser holds
+    // each event whole): above what any fuzzed input inflates to, so that the two agree.
+    max_event_bytes: 1 << 30,
+    max_events: 200,
+    max_devices: 3,
+    max_streams: 6,
+    max_names: 100,
+    max_context_bytes: 64,
+};
+
+/// How a read ended, as text two reads are compared on: the timeline (and truncation), or the
+/// error; with `class`, only the error's kind.
+fn outcome(
+    builder: TimelineBuilder,
+    result: tail::Outcome,
+    gzip: bool,
+    limits: &Limits,
+) -> Result<String, String> {
+    let source = SourceInfo { path: "fuzzed".into(), bytes: 0, gzip };
+    match finish(builder, source, result, 0, limits) {
+        Ok(t) => Ok(format!("{}truncated {:?}\n", t.timeline.canonical_text(), t.truncated)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The kind of an error message: the words before the first detail that may differ between
+/// readers (a position, a count).
+fn kind(message: &str) -> &str {
+    let m = message.strip_prefix("fuzzed: ").unwrap_or(message);
+    m.split([' ', ':', '(']).next().unwrap_or(m)
+}
+
+/// `trace_fast`: the fast parser on `data` in memory, whole and in parallel parts of a few
+/// sizes, against the reference parser, with the default caps and with small ones. The same
+/// timeline or the same error; only which cap is met first may differ between parts read in
+/// parallel (each part meets its own first). Returns the outcome with the default caps: the
+/// timeline as text, or the error.
+pub fn trace_fast(data: &[u8]) -> Result<String, String> {
+    let mut agreed = None;
+    for limits in [Limits::DEFAULT, LIMITS] {
+        let mut b = TimelineBuilder::with_limits(limits);
+        let r = tail::simple_slice(data, &mut b);
+        let want = outcome(b, r, false, &limits);
+        for min_part in [usize::MAX, 1, 16] {
+            let mut b = TimelineBuilder::with_limits(limits);
+            let r = fast::parse_slice_parts(data, min_part, &|_, _| {}, &mut b);
+            let got = outcome(b, r, false, &limits);
+            let caps = |o: &Result<String, String>| o.as_ref().is_err_and(|e| e.contains("raises the cap"));
+            if got != want && !(min_part != usize::MAX && caps(&got) && caps(&want)) {
+                panic!(
+                    "the parsers disagree (parts of {min_part}, {limits:?}):\nreference: {want:?}\nfast: {got:?}\non {:?}",
+                    String::from_utf8_lossy(data)
+                );
+            }
+        }
+        agreed.get_or_insert(want);
+    }
+    agreed.expect("read with the default caps")
+}
+
+/// `trace_gzip`: the gzip path. The first byte chooses: even, the rest is a gzip file (headers,
+/// members, checksums, trailing bytes, bombs) read by both parsers, which must agree; odd, the
+/// rest is JSON text, compressed into gzip members cut where the first byte says and streamed
+/// in blocks of the size it says, which must read as the same text does in memory (the same
+/// timeline, or an error of the same kind). Returns the outcome (of the gzip file, or of the text
+/// in memory).
+pub fn trace_gzip(data: &[u8]) -> Result<String, String> {
+    let Some((&mode, rest)) = data.split_first() else { return Err("no input".into()) };
+    // Blocks of 1 byte to 64 KiB: small ones cut every element, large ones keep a bomb quick.
+    let block = 1 << ((mode as usize >> 1) % 17);
+    if mode % 2 == 0 {
+        let simple = stream(rest.to_vec(), Parser::Simple, block);
+        let fast = stream(rest.to_vec(), Parser::Fast, block);
+        // Where the deflate data itself is damaged, how much text comes out before the damage is
+        // found depends on how much was asked for at once (flate2 drops what a failing read had
+        // inflated): the two readers, which read in blocks of different sizes, may then stop at
+        // different points. Both must fail, one of them on the gzip data.
+        let damaged = |o: &Result<String, String>| o.as_ref().is_err_and(|e| e.contains("corrupt gzip data"));
+        let both_failed = simple.is_err() && fast.is_err() && (damaged(&simple) || damaged(&fast));
+        assert!(fast == simple || both_failed, "the parsers disagree on a gzip stream (blocks of {block}):\nreference: {simple:?}\nfast: {fast:?}");
+        return simple;
+    }
+    let mut b = TimelineBuilder::with_limits(LIMITS);
+    let r = tail::simple_slice(rest, &mut b);
+    let want = outcome(b, r, true, &LIMITS);
+    let gz = members(rest, mode);
+    for parser in [Parser::Simple, Parser::Fast] {
+        let got = stream(gz.clone(), parser, block);
+        let same = match (&got, &want) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => kind(a) == kind(b),
+            _ => false,
+        };
+        assert!(
+            same,
+            "{parser:?} on gzip (blocks of {block}) and the reference parser in memory disagree:\nin memory: {want:?}\ngzip: {got:?}\non {:?}",
+            String::from_utf8_lossy(rest)
+        );
+    }
+    want
+}
+
+/// A read of gzip bytes with `parser`, in blocks of `block` bytes.
+fn stream(gz: Vec<u8>, parser: Parser, block: usize) -> Result<String, String> {
+    let path = std::path::Path::new("fuzzed");
+    let opened = input::gzip_stream(io::Cursor::new(gz), Default::default(), path, &LIMITS);
+    let reader = match opened {
+        Ok(Input::Stream(r)) => r,
+        Ok(Input::Plain(_)) => unreachable!("gzip is streamed"),
+        Err(e) => return Err(e.to_string()),
+    };
+    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, None);
+    outcome(builder, result, true, &LIMITS)
+}
+
+/// `text` as gzip members, cut every 1 byte to 16 KiB as `seed` picks (one member when it picks
+/// none).
+fn members(text: &[u8], seed: u8) -> Vec<u8> {
+    let mut cuts = vec![0];
+    let mut at = 0usize;
+    let step = 1 << ((seed as usize >> 3) % 15);
+    while seed & 0b110 != 0 && at + step < text.len() {
+        at += step;
+        cuts.push(at);
+    }
+    cuts.push(text.len());
+    let mut out = Vec::new();
+    for w in cuts.windows(2) {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&text[w[0]..w[1]]).expect("in memory");
+        out.extend(e.finish().expect("in memory"));
+    }
+    out
+}
