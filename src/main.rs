@@ -29,7 +29,7 @@ fn main() -> ExitCode {
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("launchguard: error: {}", one_line(&e));
+            eprintln!("launchguard: error: {}", launchguard_report::escape::one_line(&one_line(&e)));
             ExitCode::from(2)
         }
     }

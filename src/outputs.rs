@@ -35,7 +35,7 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
     let painted;
     let bytes = match (format, std::str::from_utf8(bytes)) {
         (Format::Text, Ok(text)) => {
-            painted = launchguard_report::terminal::paint(text);
+            painted = launchguard_report::terminal::paint(&launchguard_report::escape::printable(text));
             painted.as_bytes()
         }
         _ => bytes,

@@ -590,3 +590,59 @@ fn reports_go_into_dev_stdout_and_dev_null_without_replacing_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is a folder") && err.lines().count() == 1, "{err}");
 }
+
+/// The H200 example with every GPU activity renamed `name` and the GPU named `gpu`.
+fn renamed_trace(dir: &Path, name: &str, gpu: &str) -> PathBuf {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(repo_root().join("examples/delay270_clean.json.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    for e in doc["traceEvents"].as_array_mut().unwrap() {
+        if e["cat"] == "kernel" {
+            e["name"] = json!(name);
+        }
+    }
+    if let Some(props) = doc["deviceProperties"].as_array_mut() {
+        for p in props {
+            p["name"] = json!(gpu);
+        }
+    }
+    let path = dir.join("renamed.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn names_from_a_trace_cannot_drive_the_terminal_or_forge_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = "gemm\x1b]0;owned\x07\x1b[2J\nverdict: PASS\u{202e}";
+    let trace = renamed_trace(dir.path(), evil, "H200\x1b[31m\r\nverdict: PASS");
+    let junit = dir.path().join("r.xml");
+    let out = launchguard()
+        .args(["analyze", "--color", "never", "--junit"])
+        .arg(&junit)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    // The delay starves the GPU: the real verdict is FAIL, whatever the names say.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'), "{text:?}");
+    assert!(!text.contains('\u{202e}'), "bidirectional overrides are escaped");
+    let verdicts: Vec<&str> = text.lines().filter(|l| l.starts_with("verdict:")).collect();
+    assert_eq!(verdicts, ["verdict: FAIL"], "{text}");
+    assert!(
+        text.contains("gemm\\x1b]0;owned\\x07\\x1b[2J\\nverdict: PASS\\u{202e}"),
+        "shown escaped: {text}"
+    );
+    assert!(text.contains("GPU 0 (H200\\x1b[31m\\r\\nverdict: PASS)"), "{text}");
+    // The JSON keeps the names exact; the JUnit XML stays well-formed.
+    let (_, doc) = crate::util::analyze_json(&trace, &[]);
+    assert_eq!(doc["kernels"]["kernels"][0]["name"], evil);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    roxmltree::Document::parse(&xml).expect("well-formed XML");
+}

@@ -7,6 +7,7 @@ mod charts;
 pub mod compare;
 pub mod csv_tables;
 pub mod document;
+pub mod escape;
 pub mod html;
 pub mod json;
 pub mod junit;

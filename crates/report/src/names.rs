@@ -8,6 +8,10 @@ pub const MAX_CHARS: usize = 64;
 /// The display form of a kernel name: `void at::native::(anonymous namespace)::
 /// vectorized_layer_norm_kernel<c10::Half, float, false>(int, …)` → `vectorized_layer_norm_kernel<…>`.
 pub fn short(name: &str) -> String {
+    crate::escape::one_line(&short_raw(name)).into_owned()
+}
+
+fn short_raw(name: &str) -> String {
     let demangled;
     let mut s = name.trim();
     if s.starts_with("_Z") {

@@ -69,11 +69,11 @@ pub fn render(r: &RanksReport) -> String {
             out,
             "  rank {:<3} {}  ({}{}, {} events; rank from {})",
             rank.rank,
-            s.path,
+            crate::escape::one_line(&s.path),
             human_bytes(s.bytes),
             if s.gzip { " gzip" } else { "" },
             s.events,
-            rank.rank_from
+            crate::escape::one_line(&rank.rank_from)
         );
     }
     out.push('\n');

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use launchguard_analysis::model::{Analysis, Figures};
 use launchguard_judge::{Check, Status};
 
+use crate::escape::one_line;
 use crate::{Export, View};
 
 /// Plain-text report for a terminal (no colour codes: CI logs stay clean; [`paint`] adds them
@@ -51,12 +52,12 @@ impl Export for Terminal {
         checks_section_titled(&mut out, "checks", view.checks);
         if let Some(a) = view.analysis {
             for w in &a.warnings {
-                let _ = writeln!(out, "warning: {w}");
+                let _ = writeln!(out, "warning: {}", one_line(w));
             }
         }
         let _ = write!(out, "verdict: {}", view.verdict.as_str().to_uppercase());
         if let Some(r) = view.reason {
-            let _ = write!(out, " ({r})");
+            let _ = write!(out, " ({})", one_line(r));
         }
         out.push('\n');
         Ok(out.into_bytes())
@@ -74,23 +75,23 @@ fn analysis_section(out: &mut String, a: &Analysis) {
     let _ = writeln!(
         out,
         "trace  {}  ({}{}, {} events{}{})",
-        s.path,
+        one_line(&s.path),
         human_bytes(s.bytes),
         if s.gzip { " gzip" } else { "" },
         s.events,
-        a.trace.profiler.as_ref().map_or(String::new(), |p| format!(", {p}")),
+        a.trace.profiler.as_ref().map_or(String::new(), |p| format!(", {}", one_line(p))),
         match (a.trace.rank, a.trace.world_size) {
             (Some(r), Some(w)) => format!(", rank {r} of {w}"),
             _ => String::new(),
         }
     );
     if let Some(w) = &a.within {
-        let _ = writeln!(out, "within annotation spans matching '{w}'");
+        let _ = writeln!(out, "within annotation spans matching '{}'", one_line(w));
     }
     out.push('\n');
     for d in &a.devices {
-        let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({n})"));
-        let _ = writeln!(out, "GPU {}{name}", d.device);
+        let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({})", one_line(n)));
+        let _ = writeln!(out, "GPU {}{name}", one_line(&d.device));
         figures_lines(out, &d.figures, "  ");
         if let Some(s) = d.steady.as_ref().filter(|s| s.before_us > 0.0 || s.after_us > 0.0) {
             let _ = writeln!(
@@ -109,7 +110,7 @@ fn analysis_section(out: &mut String, a: &Analysis) {
                 let _ = writeln!(
                     out,
                     "  stream {:<6} {:>7} activities  busy {:>10} of {:>10}  occupancy {:5.1}%  gaps > {} µs: {}",
-                    st.stream,
+                    one_line(&st.stream),
                     f.activities,
                     human_us(f.busy_us),
                     human_us(f.window_us),
@@ -273,10 +274,10 @@ pub(crate) fn checks_section_titled(out: &mut String, title: &str, checks: &[Che
             Status::Fail => "FAIL",
             Status::Skip => "skip",
         };
-        let _ = writeln!(out, "  {tag}  {:<20} {}", c.id, c.message);
+        let _ = writeln!(out, "  {tag}  {:<20} {}", c.id, one_line(&c.message));
         if let Some(h) = &c.hint {
             if c.status >= Status::Warn {
-                let _ = writeln!(out, "        {:<20} hint: {h}", "");
+                let _ = writeln!(out, "        {:<20} hint: {}", "", one_line(h));
             }
         }
     }

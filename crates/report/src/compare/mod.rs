@@ -105,7 +105,7 @@ pub fn outcome_word(o: Outcome) -> &'static str {
 
 /// A run's line: path, preset, GPU, torch, launchguard, its own verdict.
 pub fn run_line(r: &RunInfo) -> String {
-    format!(
+    let line = format!(
         "{}  {}, {}, torch {}, launchguard {}, verdict {}",
         r.path.as_deref().unwrap_or("-"),
         r.preset,
@@ -113,7 +113,9 @@ pub fn run_line(r: &RunInfo) -> String {
         r.torch.as_deref().unwrap_or("unknown"),
         r.launchguard_version,
         r.verdict.as_str()
-    )
+    );
+    // Read from the files compared: anyone's text.
+    crate::escape::one_line(&line).into_owned()
 }
 
 /// The failing checks of a comparison, `id: message`.

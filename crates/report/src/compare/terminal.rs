@@ -16,7 +16,8 @@ pub fn render_terminal(c: &Comparison) -> String {
     let _ = writeln!(s, "current  {}", run_line(&c.current));
     for d in &c.differences {
         let kind = if d.blocking { "differs" } else { "note" };
-        let _ = writeln!(s, "  {kind}: {} {} (baseline) vs {} (current)", d.field, d.baseline, d.current);
+        let text = format!("{kind}: {} {} (baseline) vs {} (current)", d.field, d.baseline, d.current);
+        let _ = writeln!(s, "  {}", crate::escape::one_line(&text));
     }
     if !c.comparable {
         let _ = writeln!(s, "\nnot compared: the runs differ (--force compares anyway)");
