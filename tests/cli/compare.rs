@@ -711,3 +711,37 @@ fn limit_flags_override_the_configuration_file() {
     assert_eq!(code, 2);
     assert!(err.contains("alpha") && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn results_with_impossible_samples_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("h200-reference.json");
+    let with = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut doc = read(&base);
+        edit(&mut doc);
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+        p
+    };
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (with("neg.json", &|d| d["phases"]["before"]["host_us"][3] = json!(-5.0)), "sample 3 is -5 µs"),
+        (with("huge.json", &|d| d["phases"]["after"]["host_us"][0] = json!(1e300)), "sample 0 is"),
+        (with("empty.json", &|d| d["phases"]["before"]["host_us"] = json!([])), "no host samples before"),
+        (
+            with("many.json", &|d| d["phases"]["before"]["host_us"] = json!(vec![5.0; 1_000_001])),
+            "more than the 1000000",
+        ),
+        (
+            with("gpu.json", &|d| d["phases"]["before"]["gpu_us_per_replay"] = json!(-1.0)),
+            "GPU time per replay before",
+        ),
+    ];
+    for (path, want) in cases {
+        let before = std::fs::read(&path).unwrap();
+        let (code, out, err) = compare(&base, &path, &[]);
+        assert_eq!(code, 2, "{want}: {out}{err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{want}: {err}");
+        assert!(out.is_empty());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}

@@ -41,7 +41,56 @@ pub fn read_result(path: &Path) -> anyhow::Result<CheckReport> {
         let why = report.reason.as_deref().unwrap_or("no phase was measured");
         anyhow::bail!("{name}: holds no measurements (verdict {}: {why})", report.verdict.as_str());
     }
+    for run in samples(&report) {
+        usable_samples(&run).map_err(|why| {
+            let rank = run.rank.map_or(String::new(), |r| format!("rank {r}: "));
+            anyhow::anyhow!("{name}: {rank}{why}")
+        })?;
+    }
     Ok(report)
+}
+
+/// Samples per phase a result may carry: the presets record 300, `--replays` more; past this a
+/// file is not a check result but an attempt to make the comparison run for hours.
+pub const MAX_SAMPLES: usize = 1_000_000;
+
+/// Longest believable time, µs (1000 s for one replay).
+const MAX_US: f64 = 1e9;
+
+/// Whether a result's samples can be compared: finite times from 0 to [`MAX_US`], an occupancy
+/// from 0 to 1, host samples in each measured phase, at most [`MAX_SAMPLES`] of each.
+fn usable_samples(r: &RunSamples) -> Result<(), String> {
+    let series = [
+        ("host samples before", &r.host_before),
+        ("host samples after", &r.host_after),
+        ("launches", &r.launches),
+    ];
+    for (what, values) in series {
+        if values.len() > MAX_SAMPLES {
+            return Err(format!("{} {what}, more than the {MAX_SAMPLES} a result may hold", values.len()));
+        }
+        if let Some((i, v)) =
+            values.iter().enumerate().find(|(_, v)| !(v.is_finite() && (0.0..=MAX_US).contains(*v)))
+        {
+            return Err(format!("{what}: sample {i} is {v} µs; a time must be from 0 to {MAX_US:e} µs"));
+        }
+    }
+    for (what, values) in [("before", &r.host_before), ("after", &r.host_after)] {
+        if values.is_empty() {
+            return Err(format!("no host samples {what} the profiler session"));
+        }
+    }
+    for (what, v) in
+        [("GPU time per replay before", r.gpu_before), ("GPU time per replay after", r.gpu_after)]
+    {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && (0.0..=MAX_US).contains(v))) {
+            return Err(format!("{what} is {v} µs; a time must be from 0 to {MAX_US:e} µs"));
+        }
+    }
+    if let Some(o) = r.occupancy.filter(|o| !(0.0..=1.0).contains(o)) {
+        return Err(format!("occupancy is {o}; it must be from 0 to 1"));
+    }
+    Ok(())
 }
 
 /// Compares `current` with `baseline`: measured, then judged once. Incomparable runs (see
