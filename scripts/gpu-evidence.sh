@@ -12,7 +12,7 @@
 #   tp N    – check --tp N, a rank killed mid-run, selftest --tp N with a short ladder
 #   judge   – (2 GPUs) each preset checked with its trace kept and analyze of the kept trace; a
 #             TP=2 baseline, then 25 µs before every launch of rank 1 alone against it; kept
-#             traces of two healthy runs compared
+#             traces of two healthy runs compared, and a healthy against a delayed one (HTML kept)
 #   launchers – (2 GPUs) check --tp 2 beside two torchrun agents started separately (--nnodes 2,
 #             c10d rendezvous on localhost) and two processes with Slurm's variables set by hand;
 #             a rank killed under torchrun
@@ -141,7 +141,9 @@ judge() {
     run check-tiny-b check --preset tiny --keep-trace "$E/tiny-b.json.gz"
     run compare-tiny-kept compare "$E/tiny-a.json.gz" "$E/tiny-b.json.gz"
     run check-tiny-delay50 check --preset tiny --inject-delay-us 50 --keep-trace "$E/tiny-delay50.json.gz"
-    run analyze-tiny-delay50 analyze "$E/tiny-delay50.json.gz" ) &
+    run analyze-tiny-delay50 analyze "$E/tiny-delay50.json.gz"
+    run compare-tiny-delay50 compare "$E/tiny-a.json.gz" "$E/tiny-delay50.json.gz" \
+      --html "$E/compare-tiny-delay50.html" --markdown "$E/compare-tiny-delay50.md" ) &
   wait
   run check-tp2-save-baseline check --tp 2 --timeout 120 --save-baseline "$E/tp2-baseline.json" --keep-trace "$E/tp2-a.json.gz"
   run analyze-tp2-kept analyze "$E/tp2-a.rank0.json.gz" "$E/tp2-a.rank1.json.gz"
