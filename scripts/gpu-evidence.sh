@@ -13,6 +13,8 @@
 #   judge   – (2 GPUs) each preset checked with its trace kept and analyze of the kept trace; a
 #             TP=2 baseline, then 25 µs before every launch of rank 1 alone against it; kept
 #             traces of two healthy runs compared, and a healthy against a delayed one (HTML kept)
+#   onerank – (2 GPUs) a TP=2 baseline, a second healthy run against it, then 25, 50, 100 and
+#             300 µs before every launch of rank 1 alone against it
 #   launchers – (2 GPUs) check --tp 2 beside two torchrun agents started separately (--nnodes 2,
 #             c10d rendezvous on localhost) and two processes with Slurm's variables set by hand;
 #             a rank killed under torchrun
@@ -151,6 +153,18 @@ judge() {
     --baseline "$E/tp2-baseline.json"
 }
 
+# onerank: does `check --tp 2 --baseline` see a delay on one rank only, and stay quiet on a
+# healthy run? One baseline, the runs after it each against it.
+onerank() {
+  run onerank-save-baseline check --tp 2 --timeout 120 --save-baseline "$E/onerank-baseline.json"
+  run onerank-healthy-vs-baseline check --tp 2 --timeout 120 --baseline "$E/onerank-baseline.json"
+  local d
+  for d in 25 50 100 300; do
+    run "onerank-rank1-delay$d-vs-baseline" check --tp 2 --timeout 120 --inject-delay-us "$d" \
+      --inject-delay-ranks 1 --baseline "$E/onerank-baseline.json" --json "$E/onerank-rank1-delay$d.json"
+  done
+}
+
 # launchers: the same TP=2 run three ways, then a rank killed under torchrun.
 launchers() {
   run check-tp2-local check --tp 2 --timeout 120 --json "$E/launch-local.json"
@@ -215,6 +229,7 @@ while [ $# -gt 0 ]; do
     four) four; shift ;;
     tp) tp "$2"; shift 2 ;;
     judge) judge; shift ;;
+    onerank) onerank; shift ;;
     launchers) launchers; shift ;;
     *) echo "unknown scenario $1"; exit 2 ;;
   esac

@@ -36,7 +36,9 @@ def test_the_delayed_trace_fails_on_occupancy_by_the_definition(h200: Path):
     assert occupancy.value == pytest.approx(naive_occupancy(trace), abs=1e-12)
     assert occupancy.limit == 0.8  # the documented default
     assert occupancy.value < 0.8
-    assert [c.id for c in result.failed] == ["occupancy"]
+    # The 270 µs delay before each launch also leaves the GPU idle before every replay: the
+    # replay-idle check fails with it. Nothing else does: the launches themselves are not slow.
+    assert [c.id for c in result.failed] == ["occupancy", "replay_idle"]
 
 
 def test_healthy_trace_does_not_fail(h200: Path):
@@ -49,16 +51,18 @@ def test_healthy_trace_does_not_fail(h200: Path):
 def test_threshold_keywords_become_flags(h200: Path):
     trace = h200 / "delay270_clean.json.gz"
     occupancy = naive_occupancy(trace)
-    # A fail limit just under the measured occupancy: no longer a failure, still under warn (0.9).
-    result = launchguard.analyze(trace, occupancy_fail=round(occupancy - 0.01, 2))
+    # A fail limit just under the measured occupancy: no longer a failure, still under warn (0.9);
+    # the replay-idle limit raised past the 270 µs delay, so that check passes too.
+    result = launchguard.analyze(trace, occupancy_fail=round(occupancy - 0.01, 2), replay_idle_fail_us=1000)
     assert result.get("occupancy").status == "warn"
     assert result.get("occupancy").limit == round(occupancy - 0.01, 2)
+    assert result.get("replay_idle").limit == 1000
     assert result.exit_code == 0
 
 
 def test_config_file_is_the_cli_s(h200: Path, tmp_path: Path):
     config = tmp_path / "launchguard.toml"
-    config.write_text("[thresholds]\noccupancy_fail = 0.5\noccupancy_warn = 0.6\n")
+    config.write_text("[thresholds]\noccupancy_fail = 0.5\noccupancy_warn = 0.6\nreplay_idle_fail_us = 1000\n")
     result = launchguard.analyze(h200 / "delay270_clean.json.gz", config=config)
     assert result.get("occupancy").status == "pass"
     assert result.verdict == "pass"

@@ -22,20 +22,25 @@ def junit_cases(path: Path) -> dict[str, ET.Element]:
     return {f"{c.get('classname')}::{c.get('name')}": c for c in ET.parse(path).getroot().iter("testcase")}
 
 
-def test_delayed_trace_fails_occupancy_and_passes_the_rest(pytester: pytest.Pytester, h200: Path):
+def test_delayed_trace_fails_occupancy_and_replay_idle_and_passes_the_rest(pytester: pytest.Pytester, h200: Path):
     trace = h200 / "delay270_clean.json.gz"
     _, doc = binary_json("analyze", str(trace))
     junit = pytester.path / "out.xml"
     result = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", f"--junitxml={junit}", "-v")
     assert result.ret == TESTS_FAILED
-    result.assert_outcomes(failed=1, passed=len(doc["checks"]) - 1)
-    result.stdout.fnmatch_lines(["*launchguard::occupancy FAILED*", "*launchguard::gaps PASSED*"])
+    # A 270 µs delay before each launch: the GPU is idle for it (occupancy) and before every replay
+    # (replay_idle); the launches themselves stay fast.
+    starved = {"occupancy", "replay_idle"}
+    result.assert_outcomes(failed=len(starved), passed=len(doc["checks"]) - len(starved))
+    result.stdout.fnmatch_lines(
+        ["*launchguard::occupancy FAILED*", "*launchguard::gaps PASSED*", "*launchguard::replay_idle FAILED*"]
+    )
 
     cases = junit_cases(junit)
     assert sorted(cases) == sorted(f"launchguard::{c['id']}" for c in doc["checks"])
     for check in doc["checks"]:
         failures = cases[f"launchguard::{check['id']}"].findall("failure")
-        if check["id"] == "occupancy":
+        if check["id"] in starved:
             # The check's own message, as the binary wrote it, with its hint after it.
             assert [f.get("message") for f in failures] == [f"{check['message']}\nhint: {check['hint']}"]
         else:
@@ -70,11 +75,11 @@ def test_warnings_can_be_made_errors(pytester: pytest.Pytester, h200: Path):
 
 
 def test_skipped_checks_skip_with_their_message(pytester: pytest.Pytester, shared: Path):
-    # A trace with CPU events only: the checks that need GPU activity cannot judge it.
-    trace = shared / "public/cuda/cpu_only_rank34.json.gz"
+    # An eager trace (no graph replays): the graph-replay checks cannot judge it and skip.
+    trace = shared / "public/cuda/b200_eager.json.gz"
     _, doc = binary_json("analyze", str(trace))
     skipped = [c for c in doc["checks"] if c["status"] == "skip"]
-    assert skipped, "the CPU-only trace is expected to skip some checks"
+    assert skipped, "the eager trace is expected to skip the graph-replay checks"
     junit = pytester.path / "out.xml"
     result = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", f"--junitxml={junit}", "-rs")
     outcomes = result.parseoutcomes()
@@ -105,13 +110,18 @@ def test_keyword_selection_applies_to_the_checks(pytester: pytest.Pytester, h200
 
 def test_config_file_and_extra_args_are_the_cli_s(pytester: pytest.Pytester, h200: Path):
     trace = h200 / "delay270_clean.json.gz"
-    pytester.makefile(".toml", launchguard="[thresholds]\noccupancy_fail = 0.5\noccupancy_warn = 0.6\n")
+    # The delay's idle before each replay is let through too: these limits are about occupancy.
+    pytester.makefile(
+        ".toml",
+        launchguard="[thresholds]\noccupancy_fail = 0.5\noccupancy_warn = 0.6\nreplay_idle_fail_us = 1000\n",
+    )
     by_config = pytester.runpytest_subprocess(f"--launchguard-trace={trace}", "--launchguard-config=launchguard.toml")
     assert by_config.ret == OK
     by_arg = pytester.runpytest_subprocess(
         f"--launchguard-trace={trace}",
         "--launchguard-arg=--occupancy-fail=0.5",
         "--launchguard-arg=--occupancy-warn=0.6",
+        "--launchguard-arg=--replay-idle-fail-us=1000",
     )
     assert by_arg.ret == OK
     # And a flag wins over the file, as on the command line.
@@ -119,13 +129,14 @@ def test_config_file_and_extra_args_are_the_cli_s(pytester: pytest.Pytester, h20
         f"--launchguard-trace={trace}",
         "--launchguard-config=launchguard.toml",
         "--launchguard-arg=--occupancy-fail=0.8",
+        "--launchguard-arg=--occupancy-warn=0.9",
     )
     assert both.ret == TESTS_FAILED
 
 
 def test_ini_options(pytester: pytest.Pytester, h200: Path):
     (pytester.path / "conf").mkdir()
-    (pytester.path / "conf" / "lg.toml").write_text("[thresholds]\noccupancy_fail = 0.5\n")
+    (pytester.path / "conf" / "lg.toml").write_text("[thresholds]\noccupancy_fail = 0.5\nreplay_idle_fail_us = 1000\n")
     pytester.makeini("[pytest]\nlaunchguard_config = conf/lg.toml\nlaunchguard_args = --occupancy-warn 0.6\n")
     result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}")
     # Both applied: fail below 0.5 from the file, warn below 0.6 from the args; 0.71 does neither.
@@ -139,13 +150,13 @@ def test_fixture_gives_the_result_to_the_project_s_tests(pytester: pytest.Pytest
         test_mine="""
         def test_uses_the_result(launchguard_result):
             assert launchguard_result.schema == "launchguard.analysis/1"
-            assert [c.id for c in launchguard_result.failed] == ["occupancy"]
+            assert [c.id for c in launchguard_result.failed] == ["occupancy", "replay_idle"]
             assert launchguard_result.raw["replay_summary"]["count"] == 100
         """
     )
     result = pytester.runpytest_subprocess(f"--launchguard-trace={h200 / 'delay270_clean.json.gz'}", "-v")
     result.stdout.fnmatch_lines(["*test_mine.py::test_uses_the_result PASSED*"])
-    assert result.ret == TESTS_FAILED  # the occupancy check itself
+    assert result.ret == TESTS_FAILED  # the occupancy and replay-idle checks themselves
 
 
 def test_fixture_skips_and_plugin_is_inert_without_options(pytester: pytest.Pytester):
