@@ -138,27 +138,31 @@ struct Loaded {
 /// at once only make each one slow enough to hit its timeout.
 static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Headless Chromium, bounded to two minutes, with nothing in the background and every host name
+/// unresolvable: a report that reached for the network would fail to load it.
+fn headless(browser: &Path) -> Command {
+    let mut c = Command::new("timeout");
+    c.arg("120").arg(browser).args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+    ]);
+    c
+}
+
 /// Loads `html` in headless Chromium with every host name unresolvable and a network log on.
 fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let profile = tempfile::tempdir().unwrap();
     let netlog = profile.path().join("netlog.json");
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
+    let out = headless(browser)
+        .args(["--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--log-net-log={}", netlog.display()))
         .arg("--dump-dom")
@@ -213,21 +217,8 @@ fn check_in_chromium(browser: &Path, html: &Path, width: u32) -> Value {
     let at = page.rfind("</body>").expect("a body");
     let checked = dir.path().join("checked.html");
     std::fs::write(&checked, format!("{}<script>{check}</script>{}", &page[..at], &page[at..])).unwrap();
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-        ])
+    let out = headless(browser)
+        .arg("--hide-scrollbars")
         .arg(format!("--window-size={width},2600"))
         .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
         .arg("--dump-dom")
