@@ -25,6 +25,8 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let parser = match args.parser {
         ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
+        ParserArg::Sonic => Parser::Sonic,
+        ParserArg::SimdJson => Parser::SimdJson,
     };
     let paths = expand(&args.traces)?;
     let opts = Options {

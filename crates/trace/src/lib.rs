@@ -12,6 +12,7 @@
 //! println!("{} GPU activities", trace.timeline.activities.len());
 //! ```
 
+mod candidates;
 pub mod error;
 pub mod event;
 mod fast;
@@ -48,6 +49,12 @@ pub enum Parser {
     /// `Simple` on every trace (tests/cli/parsers.rs), about ten times faster.
     #[default]
     Fast,
+    /// Candidate (issue 19): sonic-rs's serde deserializer over parts of the events array, raw
+    /// number text kept; measured against `Fast` in docs/benchmarks.md.
+    Sonic,
+    /// Candidate (issue 19): simd-json's serde deserializer (tape) over parts of the events array;
+    /// numbers through `f64`, so timestamps past 15–17 digits are not exact.
+    SimdJson,
 }
 
 /// Reads a trace with the default parser.
@@ -70,6 +77,16 @@ pub fn read_with(path: &Path, parser: Parser) -> Result<Trace, TraceError> {
         }
         (Parser::Fast, input::Input::Plain(map)) => fast::parse_mapped(&map, &mut builder),
         (Parser::Fast, input::Input::Gzip(reader)) => fast::parse_gzip(reader, path, &mut builder),
+        (Parser::Sonic | Parser::SimdJson, input) => {
+            let krate = match parser {
+                Parser::Sonic => candidates::Crate::Sonic,
+                _ => candidates::Crate::SimdJson,
+            };
+            match input {
+                input::Input::Plain(map) => candidates::parse_mapped(krate, &map, &mut builder),
+                input::Input::Gzip(reader) => candidates::parse_gzip(krate, reader, path, &mut builder),
+            }
+        }
     };
     finish(builder, source, result)
 }

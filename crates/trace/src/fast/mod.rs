@@ -11,16 +11,16 @@
 //! full reference run would (see [`replay`]); where it meets something it leaves alone (a document
 //! that fails before any event), the reference parser reads the whole file.
 
-mod array;
-mod chunks;
+pub(crate) mod array;
+pub(crate) mod chunks;
 mod cursor;
 mod fields;
 mod lexeme;
 mod members;
-mod merge;
-mod replay;
+pub(crate) mod merge;
+pub(crate) mod replay;
 mod stream;
-mod top;
+pub(crate) mod top;
 
 use crate::event::TimelineBuilder;
 use crate::simple;
@@ -124,4 +124,4 @@ fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<serd
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
