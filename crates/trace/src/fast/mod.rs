@@ -15,6 +15,7 @@ pub(crate) mod array;
 pub(crate) mod chunks;
 mod cursor;
 mod fields;
+mod gzip_par;
 mod lexeme;
 mod members;
 pub(crate) mod merge;
@@ -25,7 +26,7 @@ pub(crate) mod top;
 use crate::event::TimelineBuilder;
 use crate::simple;
 
-pub(crate) use stream::parse_gzip;
+pub(crate) use gzip_par::parse_gzip;
 
 /// A trace's outcome as the reference parser words it: `Ok(saw_events)`, or the error that stopped
 /// it (the events before it stay in the builder).

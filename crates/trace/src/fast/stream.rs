@@ -16,9 +16,9 @@ use crate::simple;
 /// Bytes decompressed per block.
 const BLOCK: usize = 1 << 20;
 /// Blocks in flight between the threads.
-const IN_FLIGHT: usize = 4;
+pub(crate) const IN_FLIGHT: usize = 4;
 
-type Block = io::Result<Vec<u8>>;
+pub(crate) type Block = io::Result<Vec<u8>>;
 
 /// Reads a gzip stream; `path` is opened again when the reference parser has to read it all.
 pub(crate) fn parse_gzip(
@@ -58,7 +58,11 @@ pub(crate) fn parse_gzip(
     }
 }
 
-fn decompress(mut reader: Box<dyn Read + Send>, tx: SyncSender<Block>, recycle: Receiver<Vec<u8>>) {
+pub(crate) fn decompress(
+    mut reader: Box<dyn Read + Send>,
+    tx: SyncSender<Block>,
+    recycle: Receiver<Vec<u8>>,
+) {
     loop {
         let mut block = recycle.try_recv().unwrap_or_else(|_| Vec::with_capacity(BLOCK));
         block.resize(BLOCK, 0);
