@@ -318,12 +318,15 @@ fn drive(krate: Crate, rx: Receiver<Block>, builder: &mut TimelineBuilder) -> Op
     let mut pos = content;
     // Lines and column of `buf[0]`.
     let mut place = replay::Place::default();
+    // Bytes already searched for a cut without one (see `fast::gzip_par`).
+    let mut searched: usize = 0;
     loop {
         while buf.len() < pos + PART && more(&mut buf)? {}
         if buf.len() < pos + PART {
             break; // the end of the stream: the rest is the tail
         }
-        let Some(g) = guess_last(&buf, pos).filter(|&g| g > pos) else {
+        let Some(g) = guess_last(&buf, pos.max(searched.saturating_sub(4096))).filter(|&g| g > pos) else {
+            searched = buf.len();
             if !more(&mut buf)? {
                 break;
             }
@@ -333,6 +336,7 @@ fn drive(krate: Crate, rx: Receiver<Block>, builder: &mut TimelineBuilder) -> Op
         place = place.advance(&buf, 0, g);
         buf.drain(..g);
         pos = 0;
+        searched = 0;
     }
     let mut joined = std::mem::take(builder).finish();
     merge::join(&mut joined, parts);

@@ -102,6 +102,10 @@ fn parallel(reader: Box<dyn Read + Send>, builder: &mut TimelineBuilder) -> Opti
         let mut pos = content;
         let mut after = After::Open;
         let mut in_flight = 0;
+        // Bytes of the window already searched for a cut without one: only what arrives after
+        // them (and a little before, for a cut across the joint) is searched again, so that text
+        // without element starts (a bare array of numbers) is not searched over and over.
+        let mut searched: usize = 0;
         // Whether the stream ended normally (else a decoder error was met).
         let ended = rayon::in_place_scope(|scope| loop {
             while window.len() < pos + PART {
@@ -111,7 +115,8 @@ fn parallel(reader: Box<dyn Read + Send>, builder: &mut TimelineBuilder) -> Opti
                     None => return false,
                 }
             }
-            let Some(g) = guess_last(&window, pos + PART / 2) else {
+            let Some(g) = guess_last(&window, (pos + PART / 2).max(searched.saturating_sub(4096))) else {
+                searched = window.len();
                 match more(&mut window) {
                     Some(true) => continue,
                     Some(false) => return true,
@@ -138,6 +143,7 @@ fn parallel(reader: Box<dyn Read + Send>, builder: &mut TimelineBuilder) -> Opti
             }
             pos = 0;
             after = After::Comma;
+            searched = 0;
         });
         drop(res_tx);
         for (k, run, stop, t) in res_rx.iter() {
@@ -215,6 +221,21 @@ mod tests {
             .install(|| parallel(reader, &mut b));
         assert!(matches!(outcome, Some(Ok(true))), "{outcome:?}");
         assert_eq!(b.finish().canonical_text(), reference(&doc));
+    }
+
+    #[test]
+    fn text_without_element_starts_is_searched_once() {
+        // 40 MB of numbers: no `}, {` anywhere; searching the whole window again for each block
+        // would take minutes.
+        let mut doc = b"[".to_vec();
+        doc.extend(b"1, ".repeat(40 << 20 >> 2));
+        doc.extend(b"1]");
+        let reader = Box::new(flate2::read::MultiGzDecoder::new(io::Cursor::new(gzip(&doc))));
+        let start = std::time::Instant::now();
+        let mut b = TimelineBuilder::new();
+        assert!(matches!(parallel(reader, &mut b), Some(Ok(true))));
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+        assert_eq!(b.events(), (40 << 20 >> 2) + 1);
     }
 
     #[test]
