@@ -115,6 +115,6 @@ done
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
     "$(awk '/MemTotal/{printf "%.0f", $2/1048576}' /proc/meminfo) GiB RAM, $(uname -sr);" \
     "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "launchguard $("$LG" --version 2>/dev/null || echo '?') ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git')), $("$PYTHON" --version 2>&1)"
+  echo "$("$LG" --version 2>/dev/null || echo launchguard) ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git')), $("$PYTHON" --version 2>&1)"
 } > "$OUT/results.md"
 cat "$OUT/results.md"
