@@ -1,49 +1,72 @@
 #!/usr/bin/env bash
-# Measures `launchguard analyze` beside the Python reference (json.load + ATOM's loop) in one run,
-# on three sizes of a real H200 trace repeated (bench/gen_trace.py), plain and gzip, with the
-# floors that bound any reader: `cat FILE > /dev/null` and `zcat FILE > /dev/null`.
+# Measures every reader of `launchguard analyze` (the hand-written `fast`, the candidates on
+# sonic-rs and simd-json, the serde reference) beside the floors that bound any reader (`cat`,
+# `zcat`, the inflaters alone) and the Python reference (json.load / orjson + ATOM's loop), in one
+# run, on a real H200 trace repeated (bench/gen_trace.py) and on the public traces interleaved
+# (bench/gen_mixed.py), plain and gzip, on 2 cores and on all cores.
 #
-#   bench/run.sh                  # 75, 150 and 300 MB; results in $OUT/results.md
-#   SIZES="300" RUNS=5 bench/run.sh
+#   bench/run.sh                                   # builds with cargo; results in $OUT/results.md
+#   LG=/path/launchguard INFLATE=/path/inflate bench/run.sh   # carried binaries: no cargo needed
+#   SIZES="300" MIXED="300" CORES="all" RUNS=5 bench/run.sh
+#   BASE=/path/launchguard-before bench/run.sh    # adds rows of an earlier build's default reader
 #   LG=/path/to/launchguard FLOOD_RUNS=1 bench/run.sh   # another build (one before a change)
 #
-# It also reads a hash flood (issue 15): FLOOD (10^5) kernel names of one length that agree on
-# every byte the name hash samples (the first, middle and last 16). Before the interner kept such
-# names apart by their full hash, each was compared with every earlier one (minutes at 10^5):
-# FLOOD_RUNS=1 for such a build.
+# Without LG it builds with cargo into ${CARGO_TARGET_DIR:-target}. It also reads a hash flood
+# (issue 15): FLOOD (10^5) kernel names of one length that agree on every byte the name hash
+# samples (the first, middle and last 16). Before the interner kept such names apart by their full
+# hash, each was compared with every earlier one (minutes at 10^5): FLOOD_RUNS=1 for such a build,
+# FLOOD=0 to leave the flood out.
 #
-# Needs: hyperfine and GNU time (apt-get install -y hyperfine time), python3, gzip, cargo.
-# Wall times are hyperfine's means after a warm-up run (files in the page cache); peak memory is
-# GNU time's maximum resident set size of one more run (MB = 10^6 bytes).
+# Needs python3, gzip and coreutils only (timing and peak memory: bench/measure.py). Wall times are
+# means after a warm-up run (files in the page cache); peak memory is the largest resident set of
+# the runs (MB = 10^6 bytes). The traces are made from $SHARED/traces (default ../shared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-OUT=${OUT:-/tmp/lg-bench}
-SIZES=${SIZES:-"75 150 300"}
+OUT=${OUT:-/tmp/lg-bench}          # results.md, results.jsonl (written as it goes)
+TRACES=${TRACES:-$OUT}            # the generated traces (300 MB each)
+SIZES=${SIZES-"75 150 300"}
+MIXED=${MIXED-"300"}
+CORES=${CORES:-$( [ "$(nproc)" -gt 2 ] && echo "2 all" || echo 2 )}
+READERS=${READERS:-"fast sonic simd-json"}
 RUNS=${RUNS:-10}
-PY_RUNS=${PY_RUNS:-3}
-SOURCE=${SOURCE:-../shared/traces/h200/healthy_refresh.json.gz}
+SLOW_RUNS=${SLOW_RUNS:-3}
+SIMPLE=${SIMPLE:-1}       # 0: leave out the serde reference (slow)
+PYREF=${PYREF:-1}         # 0: leave out json.load / orjson (slow)
+SHARED=${SHARED:-../shared}
 PYTHON=${PYTHON:-python3}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$TRACES"
 
-for tool in hyperfine /usr/bin/time gzip "$PYTHON"; do
-  command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y hyperfine time)" >&2; exit 2; }
+for tool in gzip zcat "$PYTHON"; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is missing" >&2; exit 2; }
 done
 
 FLOOD=${FLOOD:-100000}
 FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
 if [ -z "${LG:-}" ]; then
   cargo build --release -p launchguard --quiet
-  LG=${CARGO_TARGET_DIR:-$PWD/target}/release/launchguard
+  cargo build --release -p launchguard-trace --example inflate --quiet
+  target=${CARGO_TARGET_DIR:-$PWD/target}
+  LG=$target/release/launchguard
+  INFLATE=${INFLATE:-$target/release/examples/inflate}
 fi
+INFLATE=${INFLATE:-}
+BASE=${BASE:-}
+BASE_LABEL=${BASE_LABEL:-before}
 
 for mb in $SIZES; do
-  f=$OUT/t$mb.json
-  [ -s "$f" ] || "$PYTHON" bench/gen_trace.py "$SOURCE" "$f" --mb "$mb"
-  [ -s "$f.gz" ] || gzip -6 -k -c "$f" > "$f.gz"
+  f=$TRACES/t$mb.json
+  [ -s "$f" ] || "$PYTHON" bench/gen_trace.py "$SHARED/traces/h200/healthy_refresh.json.gz" "$f" --mb "$mb"
+  [ -s "$f.gz" ] || gzip -6 -c "$f" > "$f.gz"
+done
+for mb in $MIXED; do
+  f=$TRACES/mixed$mb.json
+  [ -s "$f" ] || "$PYTHON" bench/gen_mixed.py "$f" --mb "$mb" "$SHARED"/traces/public/*/*.json.gz
+  [ -s "$f.gz" ] || gzip -6 -c "$f" > "$f.gz"
 done
 
-flood=$OUT/flood$FLOOD.json
+flood=$TRACES/flood$FLOOD.json
+if [ "$FLOOD" -gt 0 ]; then
 [ -s "$flood" ] || "$PYTHON" - "$flood" "$FLOOD" <<'PY'
 import sys
 out, n = sys.argv[1], int(sys.argv[2])
@@ -57,61 +80,74 @@ with open(out, "w") as f:
                 f'"args":{{"device":0,"stream":7,"correlation":{k}}}}}\n')
     f.write("]}\n")
 PY
+fi
 
-# One line of GNU time: seconds and peak resident kilobytes (launchguard exits 1 on a failing
-# verdict, which is not a failure of the measurement).
-peak() { /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -1 || true; }
+results=$OUT/results.jsonl
+: > "$results"
+m() { "$PYTHON" bench/measure.py --out "$results" "$@"; }
 
-results=$OUT/results.md
-{
-  echo "| file | MB | command | mean s | ± s | peak RSS MB | RSS / file |"
-  echo "|---|---|---|---|---|---|---|"
-} > "$results"
+files=""
+for mb in $SIZES; do files="$files $TRACES/t$mb.json"; done
+for mb in $MIXED; do files="$files $TRACES/mixed$mb.json"; done
+orjson=0
+"$PYTHON" -c "import orjson" 2>/dev/null && orjson=1 || echo "bench: orjson is not installed: its rows are left out" >&2
 
-row() { # file label json-export rss-kb
-  local file=$1 label=$2 json=$3 kb=$4
-  "$PYTHON" - "$file" "$label" "$json" "$kb" >> "$results" <<'PY'
-import json, os, sys
-file, label, path, kb = sys.argv[1:]
-r = json.load(open(path))["results"][0]
-size = os.path.getsize(file)
-rss = int(kb) * 1024
-print(f"| {os.path.basename(file)} | {size / 1e6:.0f} | {label} | {r['mean']:.3f} | {r['stddev'] or 0:.3f} | {rss / 1e6:.0f} | {rss / size:.0%} |")
-PY
-}
-
-measure() { # file label runs command...
-  local file=$1 label=$2 runs=$3
-  shift 3
-  local json=$OUT/hf.json
-  hyperfine --style basic --warmup 1 --runs "$runs" -i --export-json "$json" "$*" >/dev/null
-  local kb
-  kb=$(peak bash -c "exec $*" | awk '{print $2}')
-  row "$file" "$label" "$json" "$kb"
-}
-
-for mb in $SIZES; do
-  f=$OUT/t$mb.json
+for f in $files; do
+  text=$(stat -c %s "$f")
   cat "$f" "$f.gz" >/dev/null
-  measure "$f" "cat > /dev/null" "$RUNS" "cat $f > /dev/null"
-  measure "$f" "launchguard analyze" "$RUNS" "$LG analyze $f --format json > /dev/null"
-  measure "$f" "launchguard --parser simple" "$PY_RUNS" "$LG analyze $f --format json --parser simple > /dev/null"
-  measure "$f" "python json.load + ATOM loop" "$PY_RUNS" "$PYTHON bench/atom_reference.py $f > /dev/null"
-  if "$PYTHON" -c "import orjson" 2>/dev/null; then
-    measure "$f" "python orjson + ATOM loop" "$PY_RUNS" "$PYTHON bench/atom_reference.py $f --orjson > /dev/null"
+  for cores in $CORES; do
+    m --file "$f" --label "cat" --cores "$cores" --runs "$RUNS" -- cat "$f"
+    for r in $READERS; do
+      m --file "$f" --label "launchguard --parser $r" --cores "$cores" --runs "$RUNS" -- \
+        "$LG" analyze "$f" --format json --parser "$r"
+    done
+    if [ -n "$BASE" ]; then
+      m --file "$f" --label "launchguard $BASE_LABEL" --cores "$cores" --runs "$RUNS" -- \
+        "$BASE" analyze "$f" --format json
+    fi
+    m --file "$f.gz" --text-bytes "$text" --label "zcat" --cores "$cores" --runs "$RUNS" -- zcat "$f.gz"
+    if [ -n "$INFLATE" ]; then
+      for how in zlib-rs libdeflate; do
+        m --file "$f.gz" --text-bytes "$text" --label "inflate only ($how)" --cores "$cores" --runs "$RUNS" -- \
+          "$INFLATE" "$how" "$f.gz"
+      done
+    fi
+    for r in $READERS; do
+      m --file "$f.gz" --text-bytes "$text" --label "launchguard --parser $r (gzip)" --cores "$cores" \
+        --runs "$RUNS" -- "$LG" analyze "$f.gz" --format json --parser "$r"
+    done
+    if [ -n "$BASE" ]; then
+      m --file "$f.gz" --text-bytes "$text" --label "launchguard $BASE_LABEL (gzip)" --cores "$cores" \
+        --runs "$RUNS" -- "$BASE" analyze "$f.gz" --format json
+    fi
+  done
+  # The slow rows once, on one core's worth of work (they use one thread).
+  if [ "$SIMPLE" = 1 ]; then
+    m --file "$f" --label "launchguard --parser simple" --runs "$SLOW_RUNS" -- \
+      "$LG" analyze "$f" --format json --parser simple
   fi
-  measure "$f.gz" "zcat > /dev/null" "$RUNS" "zcat $f.gz > /dev/null"
-  measure "$f.gz" "launchguard analyze (gzip)" "$RUNS" "$LG analyze $f.gz --format json > /dev/null"
-  measure "$f.gz" "python json.load + ATOM loop (gzip)" "$PY_RUNS" "$PYTHON bench/atom_reference.py $f.gz > /dev/null"
+  if [ "$PYREF" = 1 ]; then
+    m --file "$f" --label "python json.load + ATOM loop" --runs "$SLOW_RUNS" -- "$PYTHON" bench/atom_reference.py "$f"
+    if [ "$orjson" = 1 ]; then
+      m --file "$f" --label "python orjson + ATOM loop" --runs "$SLOW_RUNS" -- \
+        "$PYTHON" bench/atom_reference.py "$f" --orjson
+    fi
+  fi
 done
 
-measure "$flood" "launchguard analyze (hash flood, $FLOOD names)" "$FLOOD_RUNS" "$LG analyze $flood --format json > /dev/null"
-measure "$flood" "launchguard --parser simple (hash flood)" "$FLOOD_RUNS" "$LG analyze $flood --format json --parser simple > /dev/null"
+if [ "$FLOOD" -gt 0 ]; then
+  m --file "$flood" --label "launchguard analyze (hash flood, $FLOOD names)" --runs "$FLOOD_RUNS" -- \
+    "$LG" analyze "$flood" --format json
+  m --file "$flood" --label "launchguard --parser simple (hash flood)" --runs "$FLOOD_RUNS" -- \
+    "$LG" analyze "$flood" --format json --parser simple
+fi
 
 {
+  "$PYTHON" bench/measure.py --table "$results"
   echo
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
-    "$(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "launchguard $LG ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates src || echo '+changes') checked out), $($PYTHON --version 2>&1), hyperfine $(hyperfine --version | cut -d' ' -f2)"
-} >> "$results"
-cat "$results"
+    "$(awk '/MemTotal/{printf "%.0f", $2/1048576}' /proc/meminfo) GiB RAM, $(uname -sr);" \
+    "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "$("$LG" --version 2>/dev/null || echo launchguard) ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git')), $("$PYTHON" --version 2>&1)"
+} > "$OUT/results.md"
+cat "$OUT/results.md"

@@ -221,6 +221,10 @@ pub enum ParserArg {
     Fast,
     /// serde_json, event by event: the reference the fast parser is tested against.
     Simple,
+    /// Candidate reader on sonic-rs (issue 19, measured in docs/benchmarks.md).
+    Sonic,
+    /// Candidate reader on simd-json (issue 19; timestamps through f64).
+    SimdJson,
 }
 
 /// The workload and how `check` runs it.

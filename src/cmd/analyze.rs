@@ -24,6 +24,8 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let parser = match args.parser {
         ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
+        ParserArg::Sonic => Parser::Sonic,
+        ParserArg::SimdJson => Parser::SimdJson,
     };
     let limits = super::settings::input(&settings, &args.input)?;
     let paths = expand(&args.traces)?;

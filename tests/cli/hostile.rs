@@ -79,6 +79,8 @@ struct Run {
     stdout: String,
     stderr: String,
     secs: f64,
+    /// Peak RSS of launchguard, KiB.
+    rss_kib: i64,
 }
 
 impl Run {
@@ -173,7 +175,7 @@ fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
     assert!(started.elapsed() <= TIME_LIMIT, "{case}: {secs:.1} s");
     let after: Vec<_> = inputs.iter().map(|p| snapshot(p)).collect();
     assert_eq!(after, before, "{case}: an input changed");
-    Run { code, stdout, stderr, secs }
+    Run { code, stdout, stderr, secs, rss_kib }
 }
 
 fn analyze(case: &str, path: &Path, extra: &[&str]) -> Run {
@@ -405,6 +407,63 @@ fn a_gzip_bomb_of_valid_events_stops_at_a_cap() {
     // The simple parser stops at the same cap.
     let r = analyze("valid-event bomb, simple", &path, &["--max-events", "300000", "--parser", "simple"]);
     assert!(r.error().contains("more than 300000 events"), "{}", r.stderr);
+}
+
+/// A gzip file is read on all cores (`crates/trace/src/fast/gzip_par.rs`), standard input by the
+/// sequential reader alone; whatever the parallel reader is unsure of, it leaves to that reader.
+/// A bomb, a cap met in a late part, damaged gzip: the same one-line error for the file as for
+/// the same bytes on standard input, and memory bounded alike.
+#[test]
+fn a_gzip_file_read_on_all_cores_is_refused_as_standard_input_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.json.gz");
+    // 4·10^6 events in 728 MB (694 MiB) of text.
+    std::fs::write(&bomb, valid_bomb(100)).unwrap();
+    // A whitespace bomb after valid events: 1 GiB of spaces in 1024 members of ~1 KB.
+    let spaces = dir.path().join("spaces.json.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(&vec![b' '; 1 << 20]).unwrap();
+    let member = e.finish().unwrap();
+    let mut bytes = gz(format!("{{\"traceEvents\":[{},", kernel("k", "0", 1)).as_bytes());
+    for _ in 0..1024 {
+        bytes.extend(&member);
+    }
+    bytes.extend(gz(format!("{}]}}", kernel("k", "0", 2)).as_bytes()));
+    std::fs::write(&spaces, bytes).unwrap();
+    // Damaged: the CRC32 of a trace of a few parts.
+    let crc = dir.path().join("crc.json.gz");
+    let events: Vec<String> = (0..40_000).map(|k| kernel("k", "0", k)).collect();
+    let mut good = gz(trace(&events).as_bytes());
+    let n = good.len();
+    good[n - 8] ^= 0x55;
+    std::fs::write(&crc, good).unwrap();
+    let cases: [(&Path, &[&str], &str); 6] = [
+        (&bomb, &["--max-events", "1000000"], "more than 1000000 events"),
+        // Met in one of the last parts.
+        (&bomb, &["--max-events", "3990000"], "more than 3990000 events"),
+        (&bomb, &["--max-inflated-mib", "600"], "more than 600 MiB of JSON text"),
+        (&bomb, &["--max-event-mib", "8", "--max-events", "2000000"], "more than 2000000 events"),
+        (&spaces, &[], "refusing a gzip bomb"),
+        (&crc, &[], "a gzip member's CRC32 or length check fails"),
+    ];
+    for (path, extra, want) in cases {
+        let case = format!("{} {}", path.file_name().unwrap().to_string_lossy(), extra.join(" "));
+        let file = analyze(&format!("{case}, file"), path, extra);
+        let mut args = vec!["analyze", "-", "--format", "json"];
+        args.extend(extra);
+        let stdin = run(&format!("{case}, standard input"), &args, Stdin::File(path), &[path]);
+        let said = file.error().replace(&path.display().to_string(), "<stdin>");
+        assert_eq!(said, stdin.error(), "{case}");
+        assert!(said.contains(want), "{case}: {said}");
+        // The parts in flight and what is joined: no more than the sequential reader's own
+        // figure and some 200 MiB (a bomb refused after it was inflated whole would hold GBs).
+        assert!(
+            file.rss_kib < stdin.rss_kib + (200 << 10),
+            "{case}: peak RSS {} KiB against {} KiB on standard input",
+            file.rss_kib,
+            stdin.rss_kib
+        );
+    }
 }
 
 #[test]

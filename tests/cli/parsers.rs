@@ -1,7 +1,8 @@
 //! The fast parser against the serde reference parser: identical timelines (records, order,
 //! strings, counts, metadata, truncation) on every trace of the corpus and on variants made from
 //! each (decompressed, cut short at several places, a bare array of events), through the library
-//! and through `launchguard analyze --parser fast|simple --format json`.
+//! and through `launchguard analyze --parser fast|simple --format json`. The candidate readers of
+//! issue 19 (sonic-rs, simd-json) are held to the same files.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -69,39 +70,49 @@ fn every_corpus_trace_reads_the_same() {
 /// in a debug build; every trace of the corpus is compared whole above.
 const VARIANT_MAX_BYTES: usize = 12 << 20;
 
-#[test]
-fn variants_read_the_same() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut truncated = 0;
+/// The variants of every trace up to [`VARIANT_MAX_BYTES`], written into `dir`: decompressed,
+/// cut at four places (plain), cut then gzipped, the gzip stream cut, a bare array (plain, gzip).
+fn variant_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
     for path in shared_traces() {
         let text = decompress(&path);
         if text.len() > VARIANT_MAX_BYTES {
             continue;
         }
         let stem = path.file_name().unwrap().to_string_lossy().replace(".json.gz", "");
-        let write = |name: &str, bytes: &[u8]| {
-            let p = dir.path().join(format!("{stem}.{name}"));
+        let mut write = |name: &str, bytes: &[u8]| {
+            let p = dir.join(format!("{stem}.{name}"));
             std::fs::write(&p, bytes).unwrap();
-            p
+            out.push(p);
         };
         // Plain, mapped and read in parallel parts.
-        agree(&write("json", &text));
+        write("json", &text);
         // Cut short inside the events, near the end, and inside the footer; plain and gzip.
         for cut in [text.len() / 10, text.len() / 2, text.len() - 40, text.len() - 1] {
-            let s = agree(&write(&format!("cut{cut}.json"), &text[..cut]));
-            truncated += s.starts_with("truncated: Some") as u32;
+            write(&format!("cut{cut}.json"), &text[..cut]);
         }
-        agree(&write("cut.json.gz", &gzip(&text[..text.len() * 9 / 10])));
+        write("cut.json.gz", &gzip(&text[..text.len() * 9 / 10]));
         // The gzip stream itself cut short.
         let gz = std::fs::read(&path).unwrap();
-        agree(&write("gzcut.json.gz", &gz[..gz.len() * 2 / 3]));
+        write("gzcut.json.gz", &gz[..gz.len() * 2 / 3]);
         // A bare array of the same events.
         let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
         if let Some(events) = v.get("traceEvents") {
             let bare = serde_json::to_vec_pretty(events).unwrap();
-            agree(&write("bare.json", &bare));
-            agree(&write("bare.json.gz", &gzip(&bare)));
+            write("bare.json", &bare);
+            write("bare.json.gz", &gzip(&bare));
         }
+    }
+    out
+}
+
+#[test]
+fn variants_read_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut truncated = 0;
+    for path in variant_files(dir.path()) {
+        let s = agree(&path);
+        truncated += s.starts_with("truncated: Some") as u32;
     }
     if shared_dir().is_some() {
         assert!(truncated > 10, "only {truncated} cut files were read as truncated");
@@ -128,11 +139,10 @@ fn analyze_output_is_the_same_with_either_parser() {
     }
 }
 
-#[test]
-fn random_edits_of_a_real_trace_read_the_same() {
-    let Some(dir) = shared_dir() else { return };
-    let text = decompress(&dir.join("traces/h200/healthy_refresh.json.gz"));
-    let tmp = tempfile::tempdir().unwrap();
+/// Forty copies of a real trace, each with a few random bytes inserted, removed or replaced.
+fn edited_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Some(shared) = shared_dir() else { return Vec::new() };
+    let text = decompress(&shared.join("traces/h200/healthy_refresh.json.gz"));
     // A fixed linear congruential sequence: the same edits on every run.
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = |n: usize| {
@@ -140,6 +150,7 @@ fn random_edits_of_a_real_trace_read_the_same() {
         (state >> 33) as usize % n
     };
     let bytes = b"{}[]:,\"\\ \n0123456789.-eEtrufalsn\x01\xff\xc3";
+    let mut out = Vec::new();
     for i in 0..40 {
         let mut doc = text.clone();
         for _ in 0..1 + next(3) {
@@ -151,8 +162,61 @@ fn random_edits_of_a_real_trace_read_the_same() {
                 _ => doc[at] = b,
             }
         }
-        let path = tmp.path().join(format!("edit{i}.json"));
+        let path = dir.join(format!("edit{i}.json"));
         std::fs::write(&path, &doc).unwrap();
+        out.push(path);
+    }
+    out
+}
+
+#[test]
+fn random_edits_of_a_real_trace_read_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    for path in edited_files(tmp.path()) {
         agree(&path);
+    }
+}
+
+/// Where a candidate reader of issue 19 (`crates/trace/src/candidates`) first differs from the
+/// reference on `path`: the two lines, or `None` when the whole summaries are equal.
+fn differs(path: &Path, parser: Parser) -> Option<String> {
+    let simple = summary(&read_with(path, Parser::Simple));
+    let other = summary(&read_with(path, parser));
+    if simple == other {
+        return None;
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (simple.lines().collect(), other.lines().collect());
+    let line = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    Some(format!(
+        "{}: line {line}:\n  simple: {}\n  {parser:?}: {}",
+        path.display(),
+        a.get(line).unwrap_or(&"<end>"),
+        b.get(line).unwrap_or(&"<end>")
+    ))
+}
+
+/// Every file the fast parser is held to: the corpus, its variants, the random edits.
+fn all_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = shared_traces();
+    files.extend(variant_files(dir));
+    files.extend(edited_files(dir));
+    files
+}
+
+#[test]
+fn sonic_candidate_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let diffs: Vec<String> = all_files(dir.path()).iter().filter_map(|p| differs(p, Parser::Sonic)).collect();
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+#[test]
+fn simd_json_candidate_reads_the_same_but_for_float_times() {
+    // simd-json has no raw numbers: 1712195495505582.988 µs comes back 12 ns off through f64.
+    let dir = tempfile::tempdir().unwrap();
+    for path in all_files(dir.path()) {
+        if let Some(d) = differs(&path, Parser::SimdJson) {
+            assert!(path.to_string_lossy().contains("ns_resolution"), "{d}");
+        }
     }
 }

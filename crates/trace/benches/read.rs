@@ -1,4 +1,6 @@
-//! Reading throughput of both parsers: `cargo bench -p launchguard-trace --bench read`.
+//! Reading throughput of every reader (the hand-written `fast`, the candidates on sonic-rs and
+//! simd-json, the serde reference): `cargo bench -p launchguard-trace --bench read`.
+//! `LG_BENCH_READERS` picks some of them (`fast sonic simd-json simple`).
 //!
 //! Reads the traces named in `LG_BENCH_TRACES` (space-separated paths, e.g. those bench/gen_trace.py
 //! makes); without it, a trace made here by repeating the events of
@@ -67,7 +69,18 @@ fn bench(c: &mut Criterion) {
         };
         let mut group = c.benchmark_group(format!("read {name} ({} events)", events.timeline.events));
         group.throughput(Throughput::Bytes(text_bytes as u64)).sample_size(10);
-        for (label, parser) in [("fast", Parser::Fast), ("simple", Parser::Simple)] {
+        let readers = [
+            ("fast", Parser::Fast),
+            ("sonic", Parser::Sonic),
+            ("simd-json", Parser::SimdJson),
+            ("simple", Parser::Simple),
+        ];
+        let wanted =
+            std::env::var("LG_BENCH_READERS").unwrap_or_else(|_| "fast sonic simd-json simple".into());
+        for (label, parser) in readers {
+            if !wanted.split_whitespace().any(|w| w == label) {
+                continue;
+            }
             group.bench_function(label, |b| b.iter(|| read_with(&path, parser).unwrap().timeline.events));
         }
         group.finish();

@@ -72,7 +72,8 @@ pub fn trace_fast(data: &[u8]) -> Result<String, String> {
 }
 
 /// `trace_gzip`: the gzip path. The first byte chooses: even, the rest is a gzip file (headers,
-/// members, checksums, trailing bytes, bombs) read by both parsers, which must agree; odd, the
+/// members, checksums, trailing bytes, bombs) read by both parsers, which must agree, and by the
+/// fast parser both as a file (on all cores) and as standard input, which must read alike; odd, the
 /// rest is JSON text, compressed into gzip members cut where the first byte says and streamed
 /// in blocks of the size it says, which must read as the same text does in memory (the same
 /// timeline, or an error of the same kind). Returns the outcome (of the gzip file, or of the text
@@ -82,8 +83,12 @@ pub fn trace_gzip(data: &[u8]) -> Result<String, String> {
     // Blocks of 1 byte to 64 KiB: small ones cut every element, large ones keep a bomb quick.
     let block = 1 << ((mode as usize >> 1) % 17);
     if mode % 2 == 0 {
-        let simple = stream(rest.to_vec(), Parser::Simple, block);
-        let fast = stream(rest.to_vec(), Parser::Fast, block);
+        let simple = stream(rest.to_vec(), Parser::Simple, block, false);
+        let fast = stream(rest.to_vec(), Parser::Fast, block, false);
+        // A file, which can be read again, on all cores (`fast::gzip_par`): exactly as standard
+        // input is read, since whatever it is unsure of it leaves to the same sequential reader.
+        let file = stream(rest.to_vec(), Parser::Fast, block, true);
+        assert!(file == fast, "the gzip file and the same bytes on standard input read apart (blocks of {block}):\nfile: {file:?}\nstandard input: {fast:?}");
         // Where the deflate data itself is damaged, how much text comes out before the damage is
         // found depends on how much was asked for at once (flate2 drops what a failing read had
         // inflated): the two readers, which read in blocks of different sizes, may then stop at
@@ -97,8 +102,8 @@ pub fn trace_gzip(data: &[u8]) -> Result<String, String> {
     let r = tail::simple_slice(rest, &mut b);
     let want = outcome(b, r, true, &LIMITS);
     let gz = members(rest, mode);
-    for parser in [Parser::Simple, Parser::Fast] {
-        let got = stream(gz.clone(), parser, block);
+    for (parser, file) in [(Parser::Simple, false), (Parser::Fast, false), (Parser::Fast, true)] {
+        let got = stream(gz.clone(), parser, block, file);
         let same = match (&got, &want) {
             (Ok(a), Ok(b)) => a == b,
             (Err(a), Err(b)) => kind(a) == kind(b),
@@ -106,23 +111,29 @@ pub fn trace_gzip(data: &[u8]) -> Result<String, String> {
         };
         assert!(
             same,
-            "{parser:?} on gzip (blocks of {block}) and the reference parser in memory disagree:\nin memory: {want:?}\ngzip: {got:?}\non {:?}",
+            "{parser:?} on gzip (blocks of {block}, as a file: {file}) and the reference parser in memory disagree:\nin memory: {want:?}\ngzip: {got:?}\non {:?}",
             String::from_utf8_lossy(rest)
         );
     }
     want
 }
 
-/// A read of gzip bytes with `parser`, in blocks of `block` bytes.
-fn stream(gz: Vec<u8>, parser: Parser, block: usize) -> Result<String, String> {
+/// A read of gzip bytes with `parser`, in blocks of `block` bytes; `file`: as a file is read
+/// (able to read it again: on all cores), else as standard input is.
+fn stream(gz: Vec<u8>, parser: Parser, block: usize, file: bool) -> Result<String, String> {
     let path = std::path::Path::new("fuzzed");
-    let opened = input::gzip_stream(io::Cursor::new(gz), Default::default(), path, &LIMITS);
-    let reader = match opened {
-        Ok(Input::Stream(r)) => r,
+    let open = || match input::gzip_stream(io::Cursor::new(gz.clone()), Default::default(), path, &LIMITS) {
+        Ok(Input::Stream(r)) => Ok(r),
         Ok(Input::Plain(_)) => unreachable!("gzip is streamed"),
+        Err(e) => Err(e),
+    };
+    let reader = match open() {
+        Ok(r) => r,
         Err(e) => return Err(e.to_string()),
     };
-    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, None);
+    let reopen = || open().map_err(|e| io::Error::other(e.to_string()));
+    let reopen: fast::Reopen = if file { Some(&reopen) } else { None };
+    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, reopen);
     outcome(builder, result, true, &LIMITS)
 }
 

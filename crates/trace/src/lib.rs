@@ -15,6 +15,7 @@
 //! println!("{} GPU activities", trace.timeline.activities.len());
 //! ```
 
+mod candidates;
 pub mod error;
 pub mod event;
 mod fast;
@@ -62,6 +63,12 @@ pub enum Parser {
     /// `Simple` on every trace (tests/cli/parsers.rs), about ten times faster.
     #[default]
     Fast,
+    /// Candidate (issue 19): sonic-rs's serde deserializer over parts of the events array, raw
+    /// number text kept; measured against `Fast` in docs/benchmarks.md.
+    Sonic,
+    /// Candidate (issue 19): simd-json's serde deserializer (tape) over parts of the events array;
+    /// numbers through `f64`, so timestamps past 15–17 digits are not exact.
+    SimdJson,
 }
 
 /// Reads a trace with the default parser and caps.
@@ -120,6 +127,19 @@ fn read_input(
         }
         (Parser::Fast, input::Input::Stream(reader)) => {
             fast::parse_stream(reader, block, reopen, &mut builder)
+        }
+        (Parser::Sonic | Parser::SimdJson, input) => {
+            let krate = match parser {
+                Parser::Sonic => candidates::Crate::Sonic,
+                _ => candidates::Crate::SimdJson,
+            };
+            match input {
+                input::Input::Plain(text) => {
+                    offset = text.start() as u64;
+                    candidates::parse_mapped(krate, &text, &mut builder)
+                }
+                input::Input::Stream(reader) => candidates::parse_stream(krate, reader, reopen, &mut builder),
+            }
         }
     };
     (builder, result, offset)

@@ -112,6 +112,24 @@ fn offset_of(buf: &[u8], line: usize, column: usize) -> usize {
     line_start + column.saturating_sub(1)
 }
 
+/// The reference parser over `prefix` (a synthetic opening, `fast::replay::prefix`) then `text`:
+/// whether it saw events, and where in `text` the document ends. What follows is the caller's.
+pub(crate) fn simple_prefixed(
+    prefix: &[u8],
+    text: &[u8],
+    builder: &mut TimelineBuilder,
+) -> Result<(bool, usize), serde_json::Error> {
+    let whole = io::Cursor::new(prefix).chain(text);
+    let mut br = BufReader::with_capacity(1 << 16, Tally { inner: whole, read: 0 });
+    let saw = {
+        let mut de = serde_json::Deserializer::from_reader(&mut br);
+        simple::parse(&mut de, builder)?
+    };
+    // As in `simple_stream`: serde_json reads nothing past a document's closing bracket.
+    let end = br.get_ref().read - br.buffer().len() as u64 - prefix.len() as u64;
+    Ok((saw, end as usize))
+}
+
 /// Counts the bytes read through it.
 struct Tally<R> {
     inner: R,

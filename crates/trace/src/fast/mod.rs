@@ -11,21 +11,38 @@
 //! full reference run would (see [`replay`]); where it meets something it leaves alone (a document
 //! that fails before any event), the reference parser reads the whole file.
 
-mod array;
-mod chunks;
+pub(crate) mod array;
+pub(crate) mod chunks;
 mod cursor;
 mod fields;
+mod gzip_par;
 mod lexeme;
 mod members;
-mod merge;
-mod replay;
+pub(crate) mod merge;
+pub(crate) mod replay;
 mod stream;
-mod top;
+pub(crate) mod top;
 
 use crate::event::TimelineBuilder;
 use crate::tail;
 
-pub(crate) use stream::{parse_stream, Reopen, BLOCK};
+pub(crate) use stream::{Reopen, BLOCK};
+
+/// Reads a stream of JSON text (decompressed gzip, standard input) in blocks of `block` bytes,
+/// then the rest of it, which must be whitespace. A file, which `reopen` reads again from its
+/// start, is parsed on all cores while it is decompressed ([`gzip_par`]); standard input, which
+/// cannot be read twice, beside its reader on one core ([`stream`]).
+pub(crate) fn parse_stream(
+    reader: Box<dyn std::io::Read + Send>,
+    block: usize,
+    reopen: Reopen,
+    builder: &mut TimelineBuilder,
+) -> tail::Outcome {
+    match reopen {
+        Some(reopen) => gzip_par::parse(reader, block, reopen, builder),
+        None => stream::parse_stream(reader, block, None, builder),
+    }
+}
 
 /// A document's outcome as the reference parser words it: `Ok(saw_events)`, or the error that
 /// stopped it (the events before it stay in the builder).
@@ -138,4 +155,4 @@ fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<repl
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -50,7 +50,7 @@ fn agree_fast(bytes: &[u8]) {
     assert!(answered_fast(bytes), "fell back on {:?}", String::from_utf8_lossy(bytes));
 }
 
-const KINETO: &str = r#"
+pub(crate) const KINETO: &str = r#"
 {
   "schemaVersion": 1,
   "deviceProperties": [

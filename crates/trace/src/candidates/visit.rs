@@ -1,0 +1,433 @@
+//! One serde visitor over an array of trace events, for any serde deserializer (sonic-rs,
+//! simd-json): each element's keys are matched as they come, the values the analysis reads are
+//! taken, everything else is skipped with the crate's own skipping (`IgnoredAny`), and the same
+//! [`RawEvent`] as the reference parser's is handed to the same [`TimelineBuilder`]. Semantics are
+//! the reference's (`serde_json::Value` of each element): a later duplicate key replaces an
+//! earlier one, `ph`/`cat`/`name` count only as strings, a non-object `args` has no fields.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::event::{RawEvent, Scalar, TimelineBuilder};
+
+/// How a crate gives a scalar field: numbers as their text where it can.
+pub(crate) trait Flavor {
+    /// The value of the current member as a [`Scalar`].
+    fn scalar<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Scalar<'de>, A::Error>;
+
+    /// `ts` or `dur`.
+    fn time<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Scalar<'de>, A::Error> {
+        Self::scalar(map)
+    }
+}
+
+/// The elements of an array of events, pushed one by one. `context` is set when a launchguard
+/// context event was met: the caller reads that part again with the reference parser, which keeps
+/// its `args` whole.
+pub(crate) struct Events<'b, F> {
+    pub builder: &'b mut TimelineBuilder,
+    pub context: &'b mut bool,
+    pub flavor: PhantomData<F>,
+}
+
+impl<'de, F: Flavor> Visitor<'de> for Events<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(Element::<F> {
+                builder: self.builder,
+                context: self.context,
+                flavor: PhantomData,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+}
+
+struct Element<'b, F> {
+    builder: &'b mut TimelineBuilder,
+    context: &'b mut bool,
+    flavor: PhantomData<F>,
+}
+
+impl<'de, F: Flavor> DeserializeSeed<'de> for Element<'_, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// The members of an event the analysis reads.
+enum Key {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
+                Ok(match k {
+                    "ph" => Key::Ph,
+                    "cat" => Key::Cat,
+                    "name" => Key::Name,
+                    "pid" => Key::Pid,
+                    "tid" => Key::Tid,
+                    "ts" => Key::Ts,
+                    "dur" => Key::Dur,
+                    "args" => Key::Args,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// The members of `args` the analysis reads.
+enum ArgKey {
+    Device,
+    Stream,
+    Correlation,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for ArgKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ArgKey, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ArgKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, k: &str) -> Result<ArgKey, E> {
+                Ok(match k {
+                    "device" => ArgKey::Device,
+                    "stream" => ArgKey::Stream,
+                    "correlation" => ArgKey::Correlation,
+                    _ => ArgKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+impl<'de, F: Flavor> Visitor<'de> for Element<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace event")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut ev = RawEvent::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Ph => ev.ph = map.next_value_seed(Text)?,
+                Key::Cat => ev.cat = map.next_value_seed(Text)?,
+                Key::Name => ev.name = map.next_value_seed(Text)?,
+                Key::Pid => ev.pid = F::scalar(&mut map)?,
+                Key::Tid => ev.tid = F::scalar(&mut map)?,
+                Key::Ts => ev.ts = F::time(&mut map)?,
+                Key::Dur => ev.dur = F::time(&mut map)?,
+                Key::Args => map.next_value_seed(Args::<F> { ev: &mut ev, flavor: PhantomData })?,
+                Key::Other => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        if ev.ph.as_deref() == Some("M") && ev.name.as_deref() == Some(crate::CONTEXT_EVENT) {
+            *self.context = true;
+        }
+        self.builder.push(&ev);
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        self.builder.push_non_object();
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.builder.push_non_object();
+        Ok(())
+    }
+}
+
+/// `args`: a later `args` replaces an earlier one, as in a JSON map.
+struct Args<'b, 'de, F> {
+    ev: &'b mut RawEvent<'de>,
+    flavor: PhantomData<F>,
+}
+
+impl<'de, F: Flavor> DeserializeSeed<'de> for Args<'_, 'de, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        self.ev.device = Scalar::Missing;
+        self.ev.stream = Scalar::Missing;
+        self.ev.correlation = Scalar::Missing;
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, F: Flavor> Visitor<'de> for Args<'_, 'de, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("args")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<ArgKey>()? {
+            match key {
+                ArgKey::Device => self.ev.device = F::scalar(&mut map)?,
+                ArgKey::Stream => self.ev.stream = F::scalar(&mut map)?,
+                ArgKey::Correlation => self.ev.correlation = F::scalar(&mut map)?,
+                ArgKey::Other => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// `ph`, `cat`, `name`: kept when a string, `None` otherwise.
+struct Text;
+
+impl<'de> DeserializeSeed<'de> for Text {
+    type Value = Option<Cow<'de, str>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Text {
+    type Value = Option<Cow<'de, str>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(s.to_string())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(s)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// `ts` or `dur` from any value, a number through the deserializer's `f64` (or integer) turned
+/// into nanoseconds directly (no text: formatting floats was a tenth of simd-json's run); exact
+/// only where the `f64` is.
+pub(crate) struct AnyTime;
+
+impl<'de> DeserializeSeed<'de> for AnyTime {
+    type Value = Scalar<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnyTime {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value")
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(match i64::try_from(n).ok().and_then(|n| n.checked_mul(1000)) {
+            Some(ns) => Scalar::Micros(Cow::Borrowed(""), ns),
+            None => Scalar::Num(Cow::Owned(n.to_string())),
+        })
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(match n.checked_mul(1000) {
+            Some(ns) => Scalar::Micros(Cow::Borrowed(""), ns),
+            None => Scalar::Num(Cow::Owned(n.to_string())),
+        })
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        let ns = (n * 1000.0).round();
+        Ok(if ns.is_finite() && ns.abs() < 9.2e18 {
+            Scalar::Micros(Cow::Borrowed(""), ns as i64)
+        } else {
+            Scalar::Num(Cow::Owned(n.to_string()))
+        })
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        AnyScalar.visit_borrowed_str(s)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        AnyScalar.visit_str(s)
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+        AnyScalar.visit_string(s)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        AnyScalar.visit_map(map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        AnyScalar.visit_seq(seq)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+}
+
+/// A scalar from any value, numbers through the deserializer's own `u64`/`i64`/`f64` (for crates
+/// without raw numbers: a float's shortest text, which is not always the text of the file).
+pub(crate) struct AnyScalar;
+
+impl<'de> DeserializeSeed<'de> for AnyScalar {
+    type Value = Scalar<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnyScalar {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(s.to_string())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(s)))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::Num(Cow::Owned(n.to_string())))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::Num(Cow::Owned(n.to_string())))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        Ok(Scalar::Num(Cow::Owned(n.to_string())))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Other)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Other)
+    }
+}
