@@ -10,12 +10,14 @@
 #   SIZES="300" MIXED="300" CORES="all" RUNS=5 bench/run.sh
 #   BASE=/path/launchguard-before bench/run.sh    # adds rows of an earlier build's default reader
 #   LG=/path/to/launchguard FLOOD_RUNS=1 bench/run.sh   # another build (one before a change)
+#   COMPARE=0 bench/run.sh                          # leaves out compare of two traces
 #
 # Without LG it builds with cargo into ${CARGO_TARGET_DIR:-target}. It also reads a hash flood
 # (issue 15): FLOOD (10^5) kernel names of one length that agree on every byte the name hash
 # samples (the first, middle and last 16). Before the interner kept such names apart by their full
 # hash, each was compared with every earlier one (minutes at 10^5): FLOOD_RUNS=1 for such a build,
-# FLOOD=0 to leave the flood out.
+# FLOOD=0 to leave the flood out. And `compare A B` of two traces of the largest size (issue 17:
+# at most 2.5x one `analyze A`), B made from another H200 run.
 #
 # Needs python3, gzip and coreutils only (timing and peak memory: bench/measure.py). Wall times are
 # means after a warm-up run (files in the page cache); peak memory is the largest resident set of
@@ -42,6 +44,7 @@ for tool in gzip zcat "$PYTHON"; do
 done
 
 FLOOD=${FLOOD:-100000}
+COMPARE=${COMPARE:-1}
 FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
 if [ -z "${LG:-}" ]; then
   cargo build --release -p launchguard --quiet
@@ -134,6 +137,20 @@ for f in $files; do
     fi
   fi
 done
+
+largest=$(printf '%s\n' $SIZES | sort -n | tail -1)
+if [ "$COMPARE" = 1 ] && [ -n "$largest" ]; then
+  a=$TRACES/t$largest.json
+  b=$TRACES/t$largest-clean.json
+  [ -s "$b" ] || "$PYTHON" bench/gen_trace.py "$SHARED/traces/h200/healthy_clean.json.gz" "$b" --mb "$largest"
+  cat "$a" "$b" > /dev/null
+  for cores in $CORES; do
+    m --file "$a" --label "launchguard analyze A (for compare)" --cores "$cores" --runs "$RUNS" -- \
+      "$LG" analyze "$a" --format json
+    m --file "$a" --label "launchguard compare A B (goal <= 2.5x analyze A)" --cores "$cores" --runs "$RUNS" -- \
+      "$LG" compare "$a" "$b" --format json
+  done
+fi
 
 if [ "$FLOOD" -gt 0 ]; then
   m --file "$flood" --label "launchguard analyze (hash flood, $FLOOD names)" --runs "$FLOOD_RUNS" -- \
