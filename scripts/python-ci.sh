@@ -67,4 +67,5 @@ step "pytest --launchguard-trace healthy_clean (nothing fails: exit 0 expected)"
 
 step "the package's tests (python/tests) against the installed wheel"
 cd "$root"
-"$venv/bin/python" -m pytest -p no:cacheprovider python/tests
+# The cache goes to target/pytest-cache (pyproject.toml), which git ignores.
+"$venv/bin/python" -m pytest python/tests
