@@ -384,7 +384,7 @@ fn valid_bomb(members: usize) -> Vec<u8> {
 fn a_gzip_bomb_of_valid_events_stops_at_a_cap() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bomb.json.gz");
-    // 100 members: ~6 MB on disk, ~780 MB of text, 4·10^6 events.
+    // 100 members: ~6 MB on disk, 728 MB (694 MiB) of text, 4·10^6 events.
     std::fs::write(&path, valid_bomb(100)).unwrap();
     let r = analyze("valid-event bomb, --max-events", &path, &["--max-events", "1000000"]);
     assert_eq!(
