@@ -178,12 +178,40 @@ fn cut(
     }
 }
 
-/// Tells the cutting thread to stop when the reader leaves (with the answer, or to read again).
-struct Abandon(Arc<AtomicBool>);
+/// The cutting thread, seen from the reader: its parts, and the thread itself. When the reader
+/// leaves (with the answer, or to read again), the thread is told to stop, its channel closed,
+/// and the thread joined: it stops at its next block (a blocked send fails at once), so the wait
+/// is at most one block, and no thread outlives the read (nor holds the file open past it).
+struct Cutter {
+    rx: Option<Receiver<Cut>>,
+    abandoned: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
 
-impl Drop for Abandon {
+impl Cutter {
+    /// The next cut; a thread that ended without one failed.
+    fn recv(&self) -> Cut {
+        self.rx.as_ref().and_then(|rx| rx.recv().ok()).unwrap_or(Cut::Failed)
+    }
+
+    /// A cut already made, if any.
+    fn try_recv(&self) -> Option<Cut> {
+        match self.rx.as_ref()?.try_recv() {
+            Ok(c) => Some(c),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Cut::Failed),
+        }
+    }
+}
+
+impl Drop for Cutter {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.abandoned.store(true, Ordering::Relaxed);
+        drop(self.rx.take());
+        if let Some(thread) = self.thread.take() {
+            // A panic there has already been reported; the reader's answer stands.
+            let _ = thread.join();
+        }
     }
 }
 
@@ -213,12 +241,12 @@ fn parallel(
     let (tx, rx) = sync_channel::<Cut>(2 * threads);
     let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(2 * threads);
     let abandoned = Arc::new(AtomicBool::new(false));
-    let _abandon = Abandon(Arc::clone(&abandoned));
-    // Not joined: once this side has what it needs, dropping the receiver (and the flag) stops
-    // the thread at its next block. It is not one of rayon's, so waiting on it cannot starve the
-    // pool (traces of several ranks are read on the pool's threads).
-    std::thread::spawn(move || cut(reader, block, part, hold, tx, recycle_rx, abandoned));
-    let recv = || rx.recv().unwrap_or(Cut::Failed);
+    let flag = Arc::clone(&abandoned);
+    // Not one of rayon's, so waiting on it cannot starve the pool (traces of several ranks are
+    // read on the pool's threads).
+    let thread = std::thread::spawn(move || cut(reader, block, part, hold, tx, recycle_rx, flag));
+    let cutter = Cutter { rx: Some(rx), abandoned, thread: Some(thread) };
+    let recv = || cutter.recv();
 
     // The keys before the events: the first parts, put together until they hold the `[`.
     let mut head: Vec<u8> = Vec::new();
@@ -255,10 +283,9 @@ fn parallel(
             let cut = if batch.is_empty() {
                 recv()
             } else {
-                match rx.try_recv() {
-                    Ok(c) => c,
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => Cut::Failed,
+                match cutter.try_recv() {
+                    Some(c) => c,
+                    None => break,
                 }
             };
             let (text, last) = match cut {
@@ -400,6 +427,41 @@ mod tests {
             Ok(t) => Ok(format!("{}truncated {:?}", t.timeline.canonical_text(), t.truncated)),
             Err(e) => Err(e.to_string()),
         }
+    }
+
+    /// Text read slowly from memory; says when it is dropped.
+    struct Slow {
+        text: io::Cursor<Vec<u8>>,
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let n = buf.len().min(16 << 10);
+            self.text.read(&mut buf[..n])
+        }
+    }
+
+    impl Drop for Slow {
+        fn drop(&mut self) {
+            self.dropped.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn the_cutting_thread_has_ended_when_the_read_returns() {
+        // A cap met in the first part: this path gives up at once while the cutting thread is
+        // still reading (slowly). The thread must be joined, not left running with the file:
+        // a detached one outlived the read, and LeakSanitizer (fuzz target trace_gzip) saw its
+        // buffers as leaked (crates/trace/tests/regressions/trace_gzip/cutter-outlived-the-read).
+        let limits = Limits { max_events: 10, ..Limits::DEFAULT };
+        let dropped = Arc::new(AtomicBool::new(false));
+        let reader = Slow { text: io::Cursor::new(doc(&kernels(20_000))), dropped: Arc::clone(&dropped) };
+        let mut b = TimelineBuilder::with_limits(limits);
+        let answer = pool().install(|| parallel(Box::new(reader), BLOCK, 2 * BLOCK, HOLD, &mut b));
+        assert!(answer.is_none(), "a cap met is left to the sequential reader");
+        assert!(dropped.load(Ordering::SeqCst), "the cutting thread still held the file");
     }
 
     /// Whether this path answers on its own (else it leaves the file to the sequential reader).
