@@ -245,7 +245,7 @@ pub(crate) fn gzip_detail(detail: &str) -> String {
 
 /// What the first bytes of a file (or of the text inside a gzip file) say it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Sniff {
+pub(crate) enum Sniff {
     /// Gzip.
     Gzip,
     /// Text, perhaps JSON, whose first `bom` bytes are a UTF-8 byte order mark.
@@ -257,7 +257,7 @@ enum Sniff {
 /// Tells apart by their first bytes the encodings that would otherwise fail as bad JSON at line 1,
 /// column 1: other compressors (by their magic numbers), UTF-16 and UTF-32 (by their byte order
 /// marks, or by the NULs that ASCII text takes in them).
-fn sniff(head: &[u8]) -> Sniff {
+pub(crate) fn sniff(head: &[u8]) -> Sniff {
     let compressed = |name: &str, tool: &str| {
         Sniff::Refuse(format!(
             "{name}-compressed data: launchguard reads JSON, plain or gzip; decompress it first ({tool})"
