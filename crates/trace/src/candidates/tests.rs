@@ -30,25 +30,10 @@ fn documents() -> Vec<(String, Vec<u8>)> {
     let mut docs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut add = |label: &str, d: &[u8]| docs.push((label.to_string(), d.to_vec()));
     add("kineto", KINETO.as_bytes());
+    for d in crate::fast::tests::SHAPES {
+        add(d, d.as_bytes());
+    }
     for d in [
-        r#"[]"#,
-        r#"{}"#,
-        r#"{"a": 1}"#,
-        r#"  [ {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2} ]  trailing"#,
-        r#"[1, "two", [3], {"ts": 4}, null, true, false, -0.5e-3]"#,
-        r#"{"traceEvents": []}"#,
-        r#"{"traceEvents": [{}], "traceEvents": [{"ts": 1}]}"#,
-        r#"{"traceEvents": 5}"#,
-        r#"{"traceEvents": {}}"#,
-        r#"{"traceEvents": [], "baseTimeNanoseconds": "12"}"#,
-        r#"{"baseTimeNanoseconds": [1], "traceEvents": [{"ts": 1}]}"#,
-        r#"{"roctracer_version": 4, "rocprofiler-sdk_version": 1, "traceEvents": [{"ts": 1}]}"#,
-        r#"{"deviceProperties": [{"id": "0", "name": "MI300X"}, {"name": "no id"}], "traceEvents": [{"ts": 1}]}"#,
-        r#"5"#,
-        r#""text""#,
-        "",
-        "   ",
-        "\u{feff}[]",
         r#"[{"ph":"X","c\u0061t":"kernel","name":"a\"b\\c\u00e9\ud83d\ude00","ts":1,"dur":2,"args":{"dev\u0069ce":"0"}}]"#,
         r#"[{"ph":"X","cat":"kernel","name":"naïve 中文","ts":1,"dur":2}]"#,
         r#"[{"ph":"X","cat":"kernel","name":"k","ts":1,"ts":3,"dur":2,"args":{"device":1},"args":{"stream":2}}]"#,

@@ -124,28 +124,33 @@ fn kineto_document() {
     assert!(summary.contains("rank: Some(1)"));
 }
 
+/// Documents of every top-level shape (arrays, objects, scalars, empty, repeated and odd
+/// `traceEvents`): every reader must read each as the reference parser does (shared with the
+/// candidate readers' tests).
+pub(crate) const SHAPES: &[&str] = &[
+    r#"[]"#,
+    r#"{}"#,
+    r#"{"a": 1}"#,
+    r#"  [ {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2} ]  trailing"#,
+    r#"[1, "two", [3], {"ts": 4}, null, true, false, -0.5e-3]"#,
+    r#"{"traceEvents": []}"#,
+    r#"{"traceEvents": [{}], "traceEvents": [{"ts": 1}]}"#,
+    r#"{"traceEvents": 5}"#,
+    r#"{"traceEvents": {}}"#,
+    r#"{"traceEvents": [], "baseTimeNanoseconds": "12"}"#,
+    r#"{"baseTimeNanoseconds": [1], "traceEvents": [{"ts": 1}]}"#,
+    r#"{"roctracer_version": 4, "rocprofiler-sdk_version": 1, "traceEvents": [{"ts": 1}]}"#,
+    r#"{"deviceProperties": [{"id": "0", "name": "MI300X"}, {"name": "no id"}], "traceEvents": [{"ts": 1}]}"#,
+    r#"5"#,
+    r#""text""#,
+    "",
+    "   ",
+    "\u{feff}[]",
+];
+
 #[test]
 fn shapes_of_documents() {
-    for doc in [
-        r#"[]"#,
-        r#"{}"#,
-        r#"{"a": 1}"#,
-        r#"  [ {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2} ]  trailing"#,
-        r#"[1, "two", [3], {"ts": 4}, null, true, false, -0.5e-3]"#,
-        r#"{"traceEvents": []}"#,
-        r#"{"traceEvents": [{}], "traceEvents": [{"ts": 1}]}"#,
-        r#"{"traceEvents": 5}"#,
-        r#"{"traceEvents": {}}"#,
-        r#"{"traceEvents": [], "baseTimeNanoseconds": "12"}"#,
-        r#"{"baseTimeNanoseconds": [1], "traceEvents": [{"ts": 1}]}"#,
-        r#"{"roctracer_version": 4, "rocprofiler-sdk_version": 1, "traceEvents": [{"ts": 1}]}"#,
-        r#"{"deviceProperties": [{"id": "0", "name": "MI300X"}, {"name": "no id"}], "traceEvents": [{"ts": 1}]}"#,
-        r#"5"#,
-        r#""text""#,
-        "",
-        "   ",
-        "\u{feff}[]",
-    ] {
+    for doc in SHAPES {
         agree(doc.as_bytes());
     }
 }
