@@ -139,7 +139,7 @@ fn stream(gz: Vec<u8>, parser: Parser, block: usize, file: bool) -> Result<Strin
     };
     let reopen = || open().map_err(|e| io::Error::other(e.to_string()));
     let reopen: fast::Reopen = if file { Some(&reopen) } else { None };
-    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, reopen);
+    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, reopen, false);
     outcome(builder, result, true, &LIMITS)
 }
 

@@ -97,7 +97,8 @@ pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trac
         Some(_) => None,
         None => Some(&reopen),
     };
-    let (builder, result, offset) = read_input(opened.input, parser, limits, fast::BLOCK, reopen);
+    let stdin = opened.stdin_bytes.is_some();
+    let (builder, result, offset) = read_input(opened.input, parser, limits, fast::BLOCK, reopen, stdin);
     if let Some(read) = &opened.stdin_bytes {
         source.bytes = read.load(std::sync::atomic::Ordering::Relaxed);
     }
@@ -105,13 +106,15 @@ pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trac
 }
 
 /// Parses an opened input with `parser`: what the builder holds, how the parse ended, and where
-/// the JSON text starts in a mapped file (after a byte order mark).
+/// the JSON text starts in a mapped file (after a byte order mark). `stdin`: the input is
+/// standard input, whose reading thread may never end.
 fn read_input(
     input: input::Input,
     parser: Parser,
     limits: &Limits,
     block: usize,
     reopen: fast::Reopen,
+    stdin: bool,
 ) -> (TimelineBuilder, tail::Outcome, u64) {
     let mut builder = TimelineBuilder::with_limits(*limits);
     let mut offset = 0;
@@ -126,7 +129,7 @@ fn read_input(
             fast::parse_mapped(&text, &mut builder)
         }
         (Parser::Fast, input::Input::Stream(reader)) => {
-            fast::parse_stream(reader, block, reopen, &mut builder)
+            fast::parse_stream(reader, block, reopen, stdin, &mut builder)
         }
         (Parser::Sonic | Parser::SimdJson, input) => {
             let krate = match parser {

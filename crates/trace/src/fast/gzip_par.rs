@@ -55,14 +55,14 @@ pub(crate) fn parse(
     let hold = usize::try_from(limits.max_event_bytes / 2).unwrap_or(usize::MAX).min(HOLD);
     // Parts that cannot be cut small enough for the cap on one event to hold in them.
     if rayon::current_num_threads() < 2 || hold < 2 * part {
-        return stream::parse_stream(reader, block, again, builder);
+        return stream::parse_stream(reader, block, again, false, builder);
     }
     if let Some(outcome) = parallel(reader, block, part, hold, builder) {
         return outcome;
     }
     *builder = TimelineBuilder::with_limits(limits);
     let reader = reopen().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
-    stream::parse_stream(reader, block, again, builder)
+    stream::parse_stream(reader, block, again, false, builder)
 }
 
 /// What the cutting thread hands over.
@@ -359,6 +359,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
+    use crate::fast::tests::Slow;
     use crate::input::{self, Input};
     use crate::{Cap, Parser, SourceInfo};
 
@@ -420,32 +421,12 @@ mod tests {
         let (b, result, _) = pool().install(|| {
             let reopen = || stream(gz, limits).map_err(io::Error::other);
             let reopen: Reopen = if file { Some(&reopen) } else { None };
-            crate::read_input(Input::Stream(reader), parser, limits, block, reopen)
+            crate::read_input(Input::Stream(reader), parser, limits, block, reopen, false)
         });
         let source = SourceInfo { path: "t.json.gz".into(), bytes: 0, gzip: true };
         match crate::finish(b, source, result, 0, limits) {
             Ok(t) => Ok(format!("{}truncated {:?}", t.timeline.canonical_text(), t.truncated)),
             Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// Text read slowly from memory; says when it is dropped.
-    struct Slow {
-        text: io::Cursor<Vec<u8>>,
-        dropped: Arc<AtomicBool>,
-    }
-
-    impl Read for Slow {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            let n = buf.len().min(16 << 10);
-            self.text.read(&mut buf[..n])
-        }
-    }
-
-    impl Drop for Slow {
-        fn drop(&mut self) {
-            self.dropped.store(true, Ordering::SeqCst);
         }
     }
 
@@ -457,7 +438,7 @@ mod tests {
         // buffers as leaked (crates/trace/tests/regressions/trace_gzip/cutter-outlived-the-read).
         let limits = Limits { max_events: 10, ..Limits::DEFAULT };
         let dropped = Arc::new(AtomicBool::new(false));
-        let reader = Slow { text: io::Cursor::new(doc(&kernels(20_000))), dropped: Arc::clone(&dropped) };
+        let reader = Slow::new(doc(&kernels(20_000)), &dropped);
         let mut b = TimelineBuilder::with_limits(limits);
         let answer = pool().install(|| parallel(Box::new(reader), BLOCK, 2 * BLOCK, HOLD, &mut b));
         assert!(answer.is_none(), "a cap met is left to the sequential reader");

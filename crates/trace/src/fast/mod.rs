@@ -31,16 +31,18 @@ pub(crate) use stream::{Reopen, BLOCK};
 /// Reads a stream of JSON text (decompressed gzip, standard input) in blocks of `block` bytes,
 /// then the rest of it, which must be whitespace. A file, which `reopen` reads again from its
 /// start, is parsed on all cores while it is decompressed ([`gzip_par`]); standard input, which
-/// cannot be read twice, beside its reader on one core ([`stream`]).
+/// cannot be read twice, beside its reader on one core ([`stream`]); so are bytes in memory
+/// (`stdin` false), whose reading thread is waited for.
 pub(crate) fn parse_stream(
     reader: Box<dyn std::io::Read + Send>,
     block: usize,
     reopen: Reopen,
+    stdin: bool,
     builder: &mut TimelineBuilder,
 ) -> tail::Outcome {
     match reopen {
         Some(reopen) => gzip_par::parse(reader, block, reopen, builder),
-        None => stream::parse_stream(reader, block, None, builder),
+        None => stream::parse_stream(reader, block, None, stdin, builder),
     }
 }
 

@@ -1,7 +1,38 @@
 //! The fast parser against the reference parser, on documents made to reach every rule.
 
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use super::*;
 use crate::timeline::Timeline;
+
+/// Text read slowly from memory, 16 KiB at a time; says when it is dropped, so that a test sees
+/// whether a reading thread still holds its input when a read returns.
+pub(crate) struct Slow {
+    text: io::Cursor<Vec<u8>>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl Slow {
+    pub(crate) fn new(text: Vec<u8>, dropped: &Arc<AtomicBool>) -> Slow {
+        Slow { text: io::Cursor::new(text), dropped: Arc::clone(dropped) }
+    }
+}
+
+impl Read for Slow {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let n = buf.len().min(16 << 10);
+        self.text.read(&mut buf[..n])
+    }
+}
+
+impl Drop for Slow {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
 
 /// Everything a timeline holds, as text that two runs can compare.
 pub(crate) fn summary(t: &Timeline) -> String {
