@@ -6,7 +6,10 @@
 # (bench/gen_mixed.py), plain and gzip, on 2 cores and on all cores.
 #
 #   bench/run.sh                                   # builds with cargo; results in $OUT/results.md
-#   LG=/path/launchguard INFLATE=/path/inflate bench/run.sh   # carried binaries: no cargo needed
+#   LG=/path/launchguard INFLATE=/path/inflate READ=/path/read bench/run.sh   # carried binaries: no cargo
+#
+# READ, the reader alone (crates/trace/examples/read.rs: no analysis, no report), gives the rows
+# that issue 19's goals compare with `cat` and the inflaters; `launchguard` rows are whole commands.
 #   SIZES="300" MIXED="300" CORES="all" RUNS=5 bench/run.sh
 #   BASE=/path/launchguard-before bench/run.sh    # adds rows of an earlier build's default reader
 #   LG=/path/to/launchguard FLOOD_RUNS=1 bench/run.sh   # another build (one before a change)
@@ -48,12 +51,14 @@ COMPARE=${COMPARE:-1}
 FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
 if [ -z "${LG:-}" ]; then
   cargo build --release -p launchguard --quiet
-  cargo build --release -p launchguard-trace --example inflate --quiet
+  cargo build --release -p launchguard-trace --example inflate --example read --quiet
   target=${CARGO_TARGET_DIR:-$PWD/target}
   LG=$target/release/launchguard
   INFLATE=${INFLATE:-$target/release/examples/inflate}
+  READ=${READ:-$target/release/examples/read}
 fi
 INFLATE=${INFLATE:-}
+READ=${READ:-}
 BASE=${BASE:-}
 BASE_LABEL=${BASE_LABEL:-before}
 
@@ -104,6 +109,9 @@ for f in $files; do
       m --file "$f" --label "launchguard --parser $r" --cores "$cores" --runs "$RUNS" -- \
         "$LG" analyze "$f" --format json --parser "$r"
     done
+    if [ -n "$READ" ]; then
+      m --file "$f" --label "reader alone (fast)" --cores "$cores" --runs "$RUNS" -- "$READ" "$f"
+    fi
     if [ -n "$BASE" ]; then
       m --file "$f" --label "launchguard $BASE_LABEL" --cores "$cores" --runs "$RUNS" -- \
         "$BASE" analyze "$f" --format json
@@ -119,6 +127,10 @@ for f in $files; do
       m --file "$f.gz" --text-bytes "$text" --label "launchguard --parser $r (gzip)" --cores "$cores" \
         --runs "$RUNS" -- "$LG" analyze "$f.gz" --format json --parser "$r"
     done
+    if [ -n "$READ" ]; then
+      m --file "$f.gz" --text-bytes "$text" --label "reader alone (fast, gzip)" --cores "$cores" \
+        --runs "$RUNS" -- "$READ" "$f.gz"
+    fi
     if [ -n "$BASE" ]; then
       m --file "$f.gz" --text-bytes "$text" --label "launchguard $BASE_LABEL (gzip)" --cores "$cores" \
         --runs "$RUNS" -- "$BASE" analyze "$f.gz" --format json
