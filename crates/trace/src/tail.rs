@@ -56,8 +56,11 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Bytes of the text after the document quoted in the message.
+const EXCERPT: usize = 24;
+
 fn trailing(bytes: &[u8], at: u64) -> Stop {
-    let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(24)]).into_owned();
+    let excerpt = String::from_utf8_lossy(&bytes[..bytes.len().min(EXCERPT)]).into_owned();
     Stop::Trailing(Trailing { at, second: matches!(bytes.first(), Some(b'{' | b'[')), excerpt })
 }
 
@@ -72,20 +75,42 @@ pub(crate) fn check_tail(tail: &[u8], at: u64) -> Result<(), Stop> {
 /// The rest of a stream: `head` (from offset `at` of the text), then `rest`, read to its end so
 /// that the input's own checks (gzip's CRC32 and length) run.
 pub(crate) fn check_rest(head: &[u8], at: u64, rest: &mut dyn Read) -> Result<(), Stop> {
-    check_tail(head, at)?;
+    check_chunk(head, at, rest)?;
     let mut at = at + head.len() as u64;
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match rest.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(n) => {
-                check_tail(&buf[..n], at)?;
+                check_chunk(&buf[..n], at, rest)?;
                 at += n as u64;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Stop::After(e)),
         }
     }
+}
+
+/// One chunk of a stream's rest, from offset `at`. Text after the document that starts near the
+/// chunk's end is quoted with the bytes that follow it in `rest`, so that the message is the
+/// same whatever the size of the chunks a reader happens to hold (the fast reader's blocks, the
+/// reference's buffer) and the same as for the text in memory.
+fn check_chunk(chunk: &[u8], at: u64, rest: &mut dyn Read) -> Result<(), Stop> {
+    let Some(i) = chunk.iter().position(|&b| !is_ws(b)) else {
+        return Ok(());
+    };
+    let mut bytes = chunk[i..chunk.len().min(i + EXCERPT)].to_vec();
+    let mut more = [0u8; EXCERPT];
+    while bytes.len() < EXCERPT {
+        match rest.read(&mut more[..EXCERPT - bytes.len()]) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&more[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // The text after the document is the first thing wrong: it is what is reported.
+            Err(_) => break,
+        }
+    }
+    Err(trailing(&bytes, at + i as u64))
 }
 
 /// The reference parser over an in-memory document, then what follows it.
@@ -196,6 +221,32 @@ mod tests {
                 assert!(text[..at].trim_end().ends_with([']', '}']), "{text:?}");
             }
         }
+    }
+
+    /// Bytes one at a time.
+    struct Dribble<'a>(&'a [u8]);
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(buf.len()).min(1);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_quoted_text_does_not_depend_on_where_a_chunk_ends() {
+        // Found by fuzzing (trace_gzip/excerpt-cut-at-a-block-end): the fast reader's block ended
+        // within the quoted text, and its message quoted less than the reference's.
+        let text = b"[] \n garbage after the document, and more";
+        let want = Trailing { at: 5, second: false, excerpt: "garbage after the docume".into() };
+        for cut in 2..text.len() {
+            let got = check_rest(&text[2..cut], 2, &mut Dribble(&text[cut..]));
+            assert!(matches!(&got, Err(Stop::Trailing(t)) if *t == want), "cut at {cut}: {got:?}");
+        }
+        assert!(
+            matches!(simple_slice(text, &mut TimelineBuilder::new()), Err(Stop::Trailing(t)) if t == want)
+        );
     }
 
     #[test]
