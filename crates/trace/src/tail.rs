@@ -169,18 +169,52 @@ impl<R: Read> Read for Tally<R> {
     }
 }
 
+/// What the reference parser takes from a stream (one byte at a time): the first byte that is
+/// not whitespace, the last byte, and whether it met the end.
+struct Watch<R> {
+    inner: R,
+    first: Option<u8>,
+    last: Option<u8>,
+    ended: bool,
+}
+
+impl<R: Read> Read for Watch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.ended = true;
+        }
+        if self.first.is_none() {
+            self.first = buf[..n].iter().copied().find(|&b| !is_ws(b));
+        }
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+}
+
 /// The reference parser over a stream, then the rest of the stream.
 pub(crate) fn simple_stream(reader: impl Read, builder: &mut TimelineBuilder) -> Outcome {
     let mut br = BufReader::with_capacity(1 << 16, Tally { inner: reader, read: 0 });
+    let mut watch = Watch { inner: &mut br, first: None, last: None, ended: false };
     let saw = {
-        let mut de = serde_json::Deserializer::from_reader(&mut br);
+        let mut de = serde_json::Deserializer::from_reader(&mut watch);
         simple::parse(&mut de, builder).map_err(Stop::Json)?
     };
-    // serde_json reads nothing past a document's closing bracket, so what it took from the
-    // buffer is the document.
-    let at = br.get_ref().read - br.buffer().len() as u64;
-    let head = br.buffer().to_vec();
+    let (first, last, ended) = (watch.first, watch.last, watch.ended);
+    // serde_json reads nothing past a document's closing bracket or quote, so what it took from
+    // the buffer is the document; except after a number, which ends only at a byte that cannot
+    // continue it. serde_json took that byte and keeps it: it belongs to what follows.
+    let mut at = br.get_ref().read - br.buffer().len() as u64;
+    let mut head = br.buffer().to_vec();
     br.consume(head.len());
+    if matches!(first, Some(b'-' | b'0'..=b'9')) && !ended {
+        if let Some(b) = last {
+            head.insert(0, b);
+            at -= 1;
+        }
+    }
     check_rest(&head, at, &mut br)?;
     Ok(saw)
 }
@@ -247,6 +281,31 @@ mod tests {
         assert!(
             matches!(simple_slice(text, &mut TimelineBuilder::new()), Err(Stop::Trailing(t)) if t == want)
         );
+    }
+
+    #[test]
+    fn a_number_s_end_is_where_the_next_value_starts() {
+        // Found by fuzzing (trace_gzip/number-then-a-second-document): serde_json takes the byte
+        // after a top-level number from the stream to see the number end; the stream read it as
+        // part of the document and placed what follows one byte late. (The reference accepts a
+        // float at the top level as a document without events; an integer is a type error.)
+        for (text, want) in [
+            ("6.5[1]", Err((3, true, "[1]"))),
+            ("-5.25 x", Err((6, false, "x"))),
+            ("12.0\n", Ok(false)),
+            ("12.0", Ok(false)),
+            ("1.5e3{}", Err((5, true, "{}"))),
+            ("666666666666666666666666[", Err((24, true, "["))),
+        ] {
+            let want = want.map_err(|(at, second, excerpt): (u64, bool, &str)| {
+                format!("{:?}", Stop::Trailing(Trailing { at, second, excerpt: excerpt.into() }))
+            });
+            assert_eq!(slice(text), want, "slice {text:?}");
+            assert_eq!(stream(text), want, "stream {text:?}");
+            // And through a reader that hands out one byte at a time.
+            let dribbled = simple_stream(Dribble(text.as_bytes()), &mut TimelineBuilder::new());
+            assert_eq!(dribbled.map_err(|e| format!("{e:?}")), want, "dribbled {text:?}");
+        }
     }
 
     #[test]
