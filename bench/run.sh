@@ -12,6 +12,7 @@
 # that issue 19's goals compare with `cat` and the inflaters; `launchguard` rows are whole commands.
 #   SIZES="300" MIXED="300" CORES="all" RUNS=5 bench/run.sh
 #   BASE=/path/launchguard-before bench/run.sh    # adds rows of an earlier build's default reader
+#   BASE_READ=/path/read BASE_INFLATE=/path/inflate bench/run.sh   # and of its reader alone, inflate alone
 #   LG=/path/to/launchguard FLOOD_RUNS=1 bench/run.sh   # another build (one before a change)
 #   COMPARE=0 bench/run.sh                          # leaves out compare of two traces
 #
@@ -60,6 +61,8 @@ fi
 INFLATE=${INFLATE:-}
 READ=${READ:-}
 BASE=${BASE:-}
+BASE_READ=${BASE_READ:-}
+BASE_INFLATE=${BASE_INFLATE:-}
 BASE_LABEL=${BASE_LABEL:-before}
 
 for mb in $SIZES; do
@@ -112,6 +115,9 @@ for f in $files; do
     if [ -n "$READ" ]; then
       m --file "$f" --label "reader alone (fast)" --cores "$cores" --runs "$RUNS" -- "$READ" "$f"
     fi
+    if [ -n "$BASE_READ" ]; then
+      m --file "$f" --label "reader alone $BASE_LABEL" --cores "$cores" --runs "$RUNS" -- "$BASE_READ" "$f"
+    fi
     if [ -n "$BASE" ]; then
       m --file "$f" --label "launchguard $BASE_LABEL" --cores "$cores" --runs "$RUNS" -- \
         "$BASE" analyze "$f" --format json
@@ -123,6 +129,10 @@ for f in $files; do
           "$INFLATE" "$how" "$f.gz"
       done
     fi
+    if [ -n "$BASE_INFLATE" ]; then
+      m --file "$f.gz" --text-bytes "$text" --label "inflate only (zlib-rs) $BASE_LABEL" --cores "$cores" \
+        --runs "$RUNS" -- "$BASE_INFLATE" zlib-rs "$f.gz"
+    fi
     for r in $READERS; do
       m --file "$f.gz" --text-bytes "$text" --label "launchguard --parser $r (gzip)" --cores "$cores" \
         --runs "$RUNS" -- "$LG" analyze "$f.gz" --format json --parser "$r"
@@ -130,6 +140,10 @@ for f in $files; do
     if [ -n "$READ" ]; then
       m --file "$f.gz" --text-bytes "$text" --label "reader alone (fast, gzip)" --cores "$cores" \
         --runs "$RUNS" -- "$READ" "$f.gz"
+    fi
+    if [ -n "$BASE_READ" ]; then
+      m --file "$f.gz" --text-bytes "$text" --label "reader alone $BASE_LABEL (gzip)" --cores "$cores" \
+        --runs "$RUNS" -- "$BASE_READ" "$f.gz"
     fi
     if [ -n "$BASE" ]; then
       m --file "$f.gz" --text-bytes "$text" --label "launchguard $BASE_LABEL (gzip)" --cores "$cores" \

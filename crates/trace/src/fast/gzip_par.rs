@@ -1,8 +1,9 @@
 //! A gzip file on several cores. One thread decompresses and cuts the text into parts at guessed
 //! element starts (`}` `,` `{`, as [`super::chunks`] guesses) as it arrives; the parts are parsed
 //! on all cores while decompression goes on. With a single parsing thread beside the decompressor
-//! ([`super::stream`]), the parse was the slower of the two: zlib-rs inflates a Kineto trace at
-//! about 2.8 GB/s of text on one core, the grammar reads about 1.7.
+//! ([`super::stream`]), the parse was the slower of the two: on one core zlib-rs inflates a
+//! Kineto trace two to three times as fast as the grammar reads it (4.8 against 1.7 GB/s of text on
+//! the development machine's EPYC).
 //!
 //! Only a file takes this path: it reads the text a second time whenever it is not sure of the
 //! outcome, so standard input, which cannot be read again, keeps the sequential reader. A part is
