@@ -118,11 +118,17 @@ impl Separator {
         let Some(text) = buf.get(at..at + LONGEST) else {
             return false;
         };
-        let word = |i: usize| u128::from_le_bytes(text[16 * i..16 * i + 16].try_into().expect("16 bytes"));
-        ((word(0) ^ self.bytes[0]) & self.mask[0])
-            | ((word(1) ^ self.bytes[1]) & self.mask[1])
-            | ((word(2) ^ self.bytes[2]) & self.mask[2])
-            == 0
+        let differs = |i: usize| {
+            let word = u128::from_le_bytes(text[16 * i..16 * i + 16].try_into().expect("16 bytes"));
+            (word ^ self.bytes[i]) & self.mask[i]
+        };
+        // Words past the separator's length are masked out whole: most separators (`, "ts": `)
+        // fit one word, so only the words that count are loaded.
+        match self.len {
+            0..=16 => differs(0) == 0,
+            17..=32 => differs(0) | differs(1) == 0,
+            _ => differs(0) | differs(1) | differs(2) == 0,
+        }
     }
 }
 
