@@ -77,7 +77,9 @@ pub(crate) fn kineto_micros_prefix(bytes: &[u8]) -> Option<(usize, i64)> {
             8 => 8 + digit_run(b),
             n => n,
         };
-        if n == 0 || n > 15 {
+        // 16 digits: Unix time in µs (1.7·10^15) in traces written by other tools. Below 10^16
+        // µs the nanoseconds fit u64, and i64 decides (the general path refuses the same).
+        if n == 0 || (n == 16 && bytes.get(16).is_some_and(u8::is_ascii_digit)) {
             return None;
         }
         let int = if n <= 8 {
@@ -85,15 +87,15 @@ pub(crate) fn kineto_micros_prefix(bytes: &[u8]) -> Option<(usize, i64)> {
         } else {
             digits_value(a, 8) * POW10[n - 8] + digits_value(b, n - 8)
         };
-        if bytes[n] != b'.' {
-            return Some((n, int as i64 * 1000));
+        if bytes.get(n) != Some(&b'.') {
+            return Some((n, i64::try_from(int * 1000).ok()?));
         }
         let c = eight(bytes, n + 1).unwrap_or(0);
         let d = digit_run(c);
         if d == 0 || d > 3 {
             return None;
         }
-        return Some((n + 1 + d, (int * 1000 + digits_value(c, d) * POW10[3 - d]) as i64));
+        return Some((n + 1 + d, i64::try_from(int * 1000 + digits_value(c, d) * POW10[3 - d]).ok()?));
     }
     kineto_micros_prefix_bytes(bytes)
 }
@@ -132,7 +134,7 @@ fn kineto_micros_prefix_bytes(bytes: &[u8]) -> Option<(usize, i64)> {
     Some((i, ns * [1000, 100, 10, 1][decimals]))
 }
 
-const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 
 /// Eight bytes from `at`, the first in the lowest byte.
 #[inline(always)]
@@ -193,6 +195,23 @@ mod tests {
         assert_eq!(parse_micros_to_ns("-4.5"), Some(-4_500));
         assert_eq!(parse_micros_to_ns(".5"), Some(500));
         assert_eq!(parse_micros_to_ns("7."), Some(7_000));
+    }
+
+    #[test]
+    fn sixteen_digits_are_read_by_the_shortcut_up_to_the_largest_nanosecond() {
+        // Unix time in µs, as tools other than Kineto write it: read in one pass, exactly.
+        assert_eq!(
+            kineto_micros_prefix(b"1712195495505583.5,        "),
+            Some((18, 1_712_195_495_505_583_500))
+        );
+        assert_eq!(kineto_micros_prefix(b"1712195495505583}   "), Some((16, 1_712_195_495_505_583_000)));
+        // i64::MAX ns is 9223372036854775.807 µs: one more does not fit, nor does a 17th digit.
+        assert_eq!(kineto_micros_prefix(b"9223372036854775.807,       "), Some((20, i64::MAX)));
+        assert_eq!(kineto_micros_prefix(b"9223372036854775.808,       "), None);
+        assert_eq!(kineto_micros_prefix(b"9223372036854776,    "), None);
+        assert_eq!(kineto_micros_prefix(b"12345678901234567,   "), None);
+        assert_eq!(parse_micros_to_ns("9223372036854775.808"), None);
+        assert_eq!(parse_micros_to_ns(" 9223372036854775.807"), Some(i64::MAX));
     }
 
     #[test]
