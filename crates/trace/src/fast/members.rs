@@ -87,7 +87,7 @@ impl Place {
     }
 }
 
-/// Longest separator recorded, in bytes: three 16-byte comparisons (Kineto's longest,
+/// Longest separator recorded, in bytes: at most three 16-byte comparisons (Kineto's longest,
 /// `,      "est. achieved occupancy %": `, has 36).
 const LONGEST: usize = 48;
 /// Separators recorded per reader; past that, new ones are read the slow way every time (a
