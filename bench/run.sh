@@ -50,7 +50,9 @@ done
 FLOOD=${FLOOD:-100000}
 COMPARE=${COMPARE:-1}
 FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
+built=0
 if [ -z "${LG:-}" ]; then
+  built=1
   cargo build --release -p launchguard --quiet
   cargo build --release -p launchguard-trace --example inflate --example read --quiet
   target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -191,6 +193,9 @@ fi
   echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
     "$(awk '/MemTotal/{printf "%.0f", $2/1048576}' /proc/meminfo) GiB RAM, $(uname -sr);" \
     "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "$("$LG" --version 2>/dev/null || echo launchguard) ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git')), $("$PYTHON" --version 2>&1)"
+  # Carried binaries may be of another commit than the checkout they run beside.
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo 'no git')
+  [ "$built" = 1 ] && from="built here at $commit" || from="given as LG; the checkout here is at $commit"
+  echo "$("$LG" --version 2>/dev/null || echo launchguard) ($from), $("$PYTHON" --version 2>&1)"
 } > "$OUT/results.md"
 cat "$OUT/results.md"
