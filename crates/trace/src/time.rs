@@ -77,8 +77,8 @@ pub(crate) fn kineto_micros_prefix(bytes: &[u8]) -> Option<(usize, i64)> {
             8 => 8 + digit_run(b),
             n => n,
         };
-        // 16 digits: Unix time in µs (1.7·10^15) in traces written by other tools. Below 10^16
-        // µs the nanoseconds fit u64, and i64 decides (the general path refuses the same).
+        // 16 digits: Unix time in µs (1.7·10^15), as some Kineto versions write it (HTA's test
+        // traces). Below 10^16 µs the nanoseconds fit u64, and i64 decides, as on the general path.
         if n == 0 || (n == 16 && bytes.get(16).is_some_and(u8::is_ascii_digit)) {
             return None;
         }
@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn sixteen_digits_are_read_by_the_shortcut_up_to_the_largest_nanosecond() {
-        // Unix time in µs, as tools other than Kineto write it: read in one pass, exactly.
+        // Unix time in µs, as some Kineto versions write it: read in one pass, exactly.
         assert_eq!(
             kineto_micros_prefix(b"1712195495505583.5,        "),
             Some((18, 1_712_195_495_505_583_500))
