@@ -177,10 +177,9 @@ enum Job<'a> {
     Done(MetricFigures),
 }
 
-/// The metrics of `jobs`, in their order. The bootstraps run on all cores: each draws from its
-/// own RNG seeded with the same seed, so the figures do not depend on the order or the threads.
-/// (Two 300 MB traces: 7,000 replays a side and four bootstrapped metrics took half as long
-/// again as reading both, on one core.)
+/// The metrics of `jobs`, in their order. The bootstraps run side by side (and each on all
+/// cores): each seeds its own RNGs from the same seed, so the figures depend neither on the order
+/// nor on the threads.
 fn run(jobs: Vec<Job<'_>>, b: Bootstrap) -> Vec<MetricFigures> {
     use rayon::prelude::*;
     jobs.into_par_iter()
