@@ -121,24 +121,25 @@ pub fn metrics<'a>(
     ranks.sort();
     ranks.dedup();
     let empty = RunSamples::default();
-    let mut jobs = Vec::new();
+    let mut out = Vec::new();
     for rank in ranks {
         let pick = |side: &'a [RunSamples]| side.iter().find(|r| r.rank == rank).unwrap_or(&empty);
         let (base, cur) = (pick(baseline), pick(current));
-        let sampled = |id, label, base, cur| Job::Samples { rank, graph: None, id, label, base, cur };
-        jobs.push(sampled(
+        let mut add = |m: MetricFigures| out.push(MetricFigures { rank, ..m });
+        add(samples(
             "host_before",
             "host cost per replay, profiler never started",
-            &base.host_before[..],
-            &cur.host_before[..],
+            &base.host_before,
+            &cur.host_before,
+            b,
         ));
-        jobs.push(sampled(
+        add(samples(
             "host_after",
             "host cost per replay, after the profiler session",
-            &base.host_after[..],
-            &cur.host_after[..],
+            &base.host_after,
+            &cur.host_after,
+            b,
         ));
-        let mut add = |m: MetricFigures| jobs.push(Job::Done(MetricFigures { rank, ..m }));
         add(single(
             "gpu_before",
             "GPU time per replay, before the profiler session",
@@ -154,42 +155,15 @@ pub fn metrics<'a>(
             cur.gpu_after,
         ));
         add(single("occupancy", "occupancy of the profiled replays", "", base.occupancy, cur.occupancy));
-        jobs.push(sampled(
+        add(samples(
             "graph_launch",
             "graph-launch duration, profiled replays",
-            &base.launches[..],
-            &cur.launches[..],
+            &base.launches,
+            &cur.launches,
+            b,
         ));
     }
-    run(jobs, b)
-}
-
-/// A metric to put in the list: one whose samples are still to be bootstrapped, or one done.
-enum Job<'a> {
-    Samples {
-        rank: Option<u64>,
-        graph: Option<String>,
-        id: &'static str,
-        label: &'static str,
-        base: &'a [f64],
-        cur: &'a [f64],
-    },
-    Done(MetricFigures),
-}
-
-/// The metrics of `jobs`, in their order. The bootstraps run side by side (and each on all
-/// cores): each seeds its own RNGs from the same seed, so the figures depend neither on the order
-/// nor on the threads.
-fn run(jobs: Vec<Job<'_>>, b: Bootstrap) -> Vec<MetricFigures> {
-    use rayon::prelude::*;
-    jobs.into_par_iter()
-        .map(|job| match job {
-            Job::Samples { rank, graph, id, label, base, cur } => {
-                MetricFigures { rank, graph, ..samples(id, label, base, cur, b) }
-            }
-            Job::Done(m) => m,
-        })
-        .collect()
+    out
 }
 
 /// Per-replay samples (costs: higher is worse).
@@ -340,7 +314,7 @@ pub fn trace_metrics(
     ranks.sort();
     ranks.dedup();
     let empty = TraceSamples::default();
-    let mut jobs = Vec::new();
+    let mut out = Vec::new();
     for rank in ranks {
         let base = baseline.iter().find(|r| r.rank == rank).unwrap_or(&empty);
         let cur = current.iter().find(|r| r.rank == rank).unwrap_or(&empty);
@@ -349,34 +323,35 @@ pub fn trace_metrics(
             let bg = &base.graphs[bi];
             let cg = &cur.graphs[ci];
             let graph = several.then(|| format!("{} kernels", bg.kernels));
-            let mut sampled = |id, label, base, cur| {
-                jobs.push(Job::Samples { rank, graph: graph.clone(), id, label, base, cur })
-            };
-            sampled("graph_launch", "graph-launch duration", &bg.launch_us[..], &cg.launch_us[..]);
-            sampled(
+            let mut add = |m: MetricFigures| out.push(MetricFigures { rank, graph: graph.clone(), ..m });
+            add(samples("graph_launch", "graph-launch duration", &bg.launch_us, &cg.launch_us, b));
+            add(samples(
                 "launch_interval",
                 "host time from one launch to the next",
-                &bg.interval_us[..],
-                &cg.interval_us[..],
-            );
-            sampled(
+                &bg.interval_us,
+                &cg.interval_us,
+                b,
+            ));
+            add(samples(
                 "gpu_span",
                 "GPU time per replay (first kernel to last)",
-                &bg.gpu_span_us[..],
-                &cg.gpu_span_us[..],
-            );
-            sampled(
+                &bg.gpu_span_us,
+                &cg.gpu_span_us,
+                b,
+            ));
+            add(samples(
                 "idle_before",
                 "GPU idle before each replay",
-                &bg.idle_before_us[..],
-                &cg.idle_before_us[..],
-            );
+                &bg.idle_before_us,
+                &cg.idle_before_us,
+                b,
+            ));
         }
-        let mut add = |m: MetricFigures| jobs.push(Job::Done(MetricFigures { rank, ..m }));
+        let mut add = |m: MetricFigures| out.push(MetricFigures { rank, ..m });
         add(single("occupancy", "occupancy of the steady state", "", base.occupancy, cur.occupancy));
         add(single("gaps", "idle gaps over the threshold in the steady state", "gaps", base.gaps, cur.gaps));
     }
-    run(jobs, b)
+    out
 }
 
 /// What identifies a trace's setup, field by field: the GPU, the profiler, the number of ranks,
