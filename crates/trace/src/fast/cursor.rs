@@ -197,65 +197,90 @@ impl<'a> Cursor<'a> {
 
     /// Checks the value whose first position is `first` and discards it; returns its end
     /// (exclusive). `level` is the nesting level it would have as an array or object.
+    #[inline]
     pub(crate) fn skip(&mut self, first: Tok, level: u32, strings: Strings) -> Result<usize, Bad> {
         let (p, c) = first;
         match c {
-            b'"' => {
-                let s = self.string(p)?;
-                if s.escaped {
-                    match strings {
-                        Strings::Decoded => drop(lexeme::unescape(s.raw)?),
-                        Strings::Ignored => lexeme::check_escapes(s.raw)?,
-                    }
-                }
-                Ok(p + s.raw.len() + 2)
+            b'"' => self.skip_string(p, strings),
+            b'{' | b'[' => self.skip_nested(first, level, strings),
+            _ => self.scalar_end(p, c),
+        }
+    }
+
+    /// A string whose opening quote is at `p`, checked as `strings` says; returns its end.
+    #[inline(always)]
+    fn skip_string(&mut self, p: usize, strings: Strings) -> Result<usize, Bad> {
+        let s = self.string(p)?;
+        if s.escaped {
+            match strings {
+                Strings::Decoded => drop(lexeme::unescape(s.raw)?),
+                Strings::Ignored => lexeme::check_escapes(s.raw)?,
             }
-            b'{' => {
-                if level >= MAX_LEVEL {
-                    return Err(Bad::Syntax);
-                }
-                let (mut q, mut c) = self.tok()?;
-                if c == b'}' {
-                    return Ok(q + 1);
-                }
-                loop {
-                    if c != b'"' {
+        }
+        Ok(p + s.raw.len() + 2)
+    }
+
+    /// A member of an object being skipped, from its key's first position `(q, c)`: the key is
+    /// checked, and its value's first position returned.
+    #[inline(always)]
+    fn skip_key(&mut self, (q, c): Tok, strings: Strings) -> Result<Tok, Bad> {
+        if c != b'"' {
+            return Err(Bad::Syntax);
+        }
+        self.skip_string(q, strings)?;
+        self.expect(b':')?;
+        self.tok()
+    }
+
+    /// [`Cursor::skip`] of an array or object, in one loop rather than a call per value (the
+    /// arrays of arrays in `args`, `"Input Dims": [[8, 2048], []]`, are most of what is skipped).
+    /// `objects` holds, a bit per container still open, whether it is an object, the innermost
+    /// lowest: 128 bits cover the nesting limit.
+    fn skip_nested(&mut self, first: Tok, level: u32, strings: Strings) -> Result<usize, Bad> {
+        let mut objects: u128 = 0;
+        let mut depth: u32 = 0;
+        let (mut p, mut c) = first;
+        loop {
+            // A value starts at `p`; `end` is where it ends, unless it opens a container that
+            // holds something.
+            let mut end = match c {
+                b'{' | b'[' => {
+                    if level + depth >= MAX_LEVEL {
                         return Err(Bad::Syntax);
                     }
-                    let key = self.string(q)?;
-                    if strings == Strings::Decoded && key.escaped {
-                        drop(lexeme::unescape(key.raw)?);
-                    } else if key.escaped {
-                        lexeme::check_escapes(key.raw)?;
-                    }
-                    self.expect(b':')?;
-                    let v = self.tok()?;
-                    self.skip(v, level + 1, strings)?;
-                    match self.tok()? {
-                        (_, b',') => (q, c) = self.tok()?,
-                        (e, b'}') => return Ok(e + 1),
-                        _ => return Err(Bad::Syntax),
+                    let object = c == b'{';
+                    let next = self.tok()?;
+                    if next.1 == if object { b'}' } else { b']' } {
+                        next.0 + 1
+                    } else {
+                        objects = (objects << 1) | object as u128;
+                        depth += 1;
+                        (p, c) = if object { self.skip_key(next, strings)? } else { next };
+                        continue;
                     }
                 }
+                b'"' => self.skip_string(p, strings)?,
+                _ => self.scalar_end(p, c)?,
+            };
+            // After a value: the next in its container, or the container's end.
+            loop {
+                if depth == 0 {
+                    return Ok(end);
+                }
+                let object = objects & 1 == 1;
+                match self.tok()? {
+                    (_, b',') => {
+                        let next = self.tok()?;
+                        (p, c) = if object { self.skip_key(next, strings)? } else { next };
+                        break;
+                    }
+                    (e, b'}') if object => end = e + 1,
+                    (e, b']') if !object => end = e + 1,
+                    _ => return Err(Bad::Syntax),
+                }
+                objects >>= 1;
+                depth -= 1;
             }
-            b'[' => {
-                if level >= MAX_LEVEL {
-                    return Err(Bad::Syntax);
-                }
-                let mut v = self.tok()?;
-                if v.1 == b']' {
-                    return Ok(v.0 + 1);
-                }
-                loop {
-                    self.skip(v, level + 1, strings)?;
-                    match self.tok()? {
-                        (_, b',') => v = self.tok()?,
-                        (e, b']') => return Ok(e + 1),
-                        _ => return Err(Bad::Syntax),
-                    }
-                }
-            }
-            _ => self.scalar_end(p, c),
         }
     }
 

@@ -289,6 +289,30 @@ fn nesting_limit_is_serde_s() {
             assert!(answered_fast(doc.as_bytes()));
         }
     }
+    // Objects and arrays in turn, with values beside each: a closer that does not match its
+    // opener, at any depth, is invalid.
+    for depth in 118..=130 {
+        let (mut open, mut close) = (String::new(), String::new());
+        for d in 0..depth {
+            if d % 2 == 0 {
+                open.push_str(&format!("{{\"k\\u00e9{d}\": 1, \"v\": "));
+                close.insert_str(0, ", \"w\": null}");
+            } else {
+                open.push_str(&format!("[-1.5e3, \"s{d}\", "));
+                close.insert_str(0, ", true]");
+            }
+        }
+        let inner = format!("{open}[]{close}");
+        agree(format!("[{{\"ts\":1}},{{\"ts\":2,\"args\":{inner}}}]").as_bytes());
+        for at in [0, depth / 2, depth - 1] {
+            // The closer of container `at` (counted from the innermost) swapped for the other.
+            let mut bad = close.clone().into_bytes();
+            let pos = bad.iter().enumerate().filter(|(_, &b)| b == b']' || b == b'}').nth(at).unwrap().0;
+            bad[pos] = if bad[pos] == b']' { b'}' } else { b']' };
+            let bad = String::from_utf8(bad).unwrap();
+            agree(format!("[{{\"ts\":1}},{{\"ts\":2,\"args\":{open}[]{bad}}}]").as_bytes());
+        }
+    }
     // Far deeper than any stack would allow recursion.
     let deep = format!("[{{\"ts\":1}},{{\"args\":{}}}]", "[".repeat(1 << 20));
     agree(deep.as_bytes());
