@@ -55,10 +55,21 @@ fn digits(buf: &[u8], mut i: usize) -> usize {
 /// The end of the JSON number that starts at `start` (`-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`).
 #[inline(always)]
 pub(crate) fn number_end(buf: &[u8], start: usize) -> Result<usize, Bad> {
-    match small_int_end(buf, start) {
+    match small_int_end(buf, start).or_else(|| int_end(buf, start)) {
         Some(end) => Ok(end),
         None => number(buf, start).map(|(end, _)| end),
     }
+}
+
+/// The end of an integer of any length without sign, fraction or exponent, followed by a
+/// delimiter (ids, process and thread ids, sequence numbers); `None` for anything else.
+#[inline(always)]
+fn int_end(buf: &[u8], start: usize) -> Option<usize> {
+    if !matches!(buf.get(start), Some(b'1'..=b'9')) {
+        return None;
+    }
+    let end = digits(buf, start + 1);
+    buf.get(end).is_some_and(|&b| ends_scalar(b)).then_some(end)
 }
 
 /// The end of an integer of one to three digits followed by a delimiter (most numbers in a
@@ -86,7 +97,7 @@ fn small_int_end(buf: &[u8], start: usize) -> Option<usize> {
 /// [`number_end`], and whether the number has an exponent.
 #[inline(always)]
 pub(crate) fn number_with_exponent(buf: &[u8], start: usize) -> Result<(usize, bool), Bad> {
-    match small_int_end(buf, start) {
+    match small_int_end(buf, start).or_else(|| int_end(buf, start)) {
         Some(end) => Ok((end, false)),
         None => number(buf, start),
     }
@@ -306,6 +317,37 @@ mod tests {
         for text in ["01,xx", "0.5,x", "1.5,x", "-1,xx", "1e5,x", "12a,x", "1"] {
             assert_eq!(small_int_end(text.as_bytes(), 0), None, "{text}");
         }
+    }
+
+    #[test]
+    fn integers_of_any_length_take_the_integer_path_only_when_they_end() {
+        // A naive reading: a digit 1-9, more digits, then a byte that may follow a scalar.
+        let naive = |t: &[u8]| {
+            if !(b'1'..=b'9').contains(t.first()?) {
+                return None;
+            }
+            let end = t.iter().position(|b| !b.is_ascii_digit())?;
+            b" \n\r\t,}]:{[\"".contains(&t[end]).then_some(end)
+        };
+        for first in [b'0', b'1', b'9', b'-', b'.'] {
+            for len in 0..24 {
+                for next in 0..=255u8 {
+                    let mut text = vec![first];
+                    text.extend(std::iter::repeat_n(b'8', len));
+                    text.push(next);
+                    text.extend_from_slice(b"4321");
+                    let got = int_end(&text, 0);
+                    assert_eq!(got, naive(&text), "{:?}", String::from_utf8_lossy(&text));
+                    // Where it answers, the general path agrees.
+                    if let Some(end) = got {
+                        assert_eq!(number(&text, 0), Ok((end, false)));
+                    }
+                }
+            }
+        }
+        // Digits up to the buffer's end are left to the general path, which may wait for more.
+        assert_eq!(int_end(b"12345", 0), None);
+        assert_eq!(number_end(b"12345", 0), Err(Bad::Eof));
     }
 
     #[test]
