@@ -114,13 +114,12 @@ fn guess_last(buf: &[u8], from: usize) -> Option<usize> {
 /// bytes of the buffer never written before are zeroed: on all cores the cutting thread sets the
 /// pace, and zeroing every block before inflating into it had been a fifth of its time.
 fn read_block(reader: &mut dyn Read, window: &mut Text, block: usize) -> io::Result<bool> {
-    let want = window.len + block;
-    if window.buf.len() < want {
-        let more = want - window.buf.len();
-        window.buf.try_reserve(more).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        window.buf.resize(want, 0);
-    }
     let end = window.len + block;
+    if window.buf.len() < end {
+        let more = end - window.buf.len();
+        window.buf.try_reserve(more).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        window.buf.resize(end, 0);
+    }
     loop {
         if window.len == end {
             return Ok(true);
