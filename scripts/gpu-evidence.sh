@@ -18,6 +18,10 @@
 #   launchers – (2 GPUs) check --tp 2 beside two torchrun agents started separately (--nnodes 2,
 #             c10d rendezvous on localhost) and two processes with Slurm's variables set by hand;
 #             a rank killed under torchrun
+#   final   – (1 GPU) what a change to the reader or the judge must show at a session's end: each
+#             preset checked with its trace and baseline kept, the trace analyzed from the file
+#             (parallel gzip reader) and from standard input (sequential), the reports set side by
+#             side; tiny with 50 µs per launch against its baseline, and without
 # Each command's stdout+stderr and exit code land in $OUT/ev/NAME.txt; everything is packed into
 # $OUT/evidence.tar.gz (the device returns few files).
 set -u
@@ -165,6 +169,34 @@ onerank() {
   done
 }
 
+# report FILE: the report in a kept output, without the lines run() adds and without the report's
+# first line, which names the trace.
+report() {
+  grep -v -e '^\$ launchguard' -e '^# ' "$1" | sed -n '/^trace /,$p' | tail -n +2
+}
+
+# final: one GPU, the paths every session's last build must have run.
+final() {
+  local p
+  for p in reference tiny; do
+    run "check-$p" check --preset "$p" --keep-trace "$E/$p.json.gz" --save-baseline "$E/$p-baseline.json"
+    run "analyze-$p" analyze "$E/$p.json.gz"
+    run "analyze-$p-stdin" analyze - < "$E/$p.json.gz"
+    { echo "# analyze of the kept $p trace: the file against standard input, and against check's report"
+      if cmp -s <(report "$E/analyze-$p.txt") <(report "$E/analyze-$p-stdin.txt"); then
+        echo "file and standard input: the same report after its first line"
+      else
+        diff <(report "$E/analyze-$p.txt") <(report "$E/analyze-$p-stdin.txt")
+      fi
+      echo "lines of analyze's report that check's report also has, word for word:" \
+        "$(grep -cxFf <(report "$E/check-$p.txt") <(report "$E/analyze-$p.txt")) of $(report "$E/analyze-$p.txt" | wc -l)"
+    } > "$E/reports-$p.txt"
+    echo "--- reports-$p: $(tail -n 2 "$E/reports-$p.txt" | tr '\n' ' ')"
+  done
+  run check-tiny-delay50-vs-baseline check --preset tiny --inject-delay-us 50 --baseline "$E/tiny-baseline.json"
+  run check-tiny-vs-baseline check --preset tiny --baseline "$E/tiny-baseline.json"
+}
+
 # launchers: the same TP=2 run three ways, then a rank killed under torchrun.
 launchers() {
   run check-tp2-local check --tp 2 --timeout 120 --json "$E/launch-local.json"
@@ -231,6 +263,7 @@ while [ $# -gt 0 ]; do
     judge) judge; shift ;;
     onerank) onerank; shift ;;
     launchers) launchers; shift ;;
+    final) final; shift ;;
     *) echo "unknown scenario $1"; exit 2 ;;
   esac
 done
