@@ -415,6 +415,56 @@ fn real_h200_runs_no_false_alarm_and_ten_microseconds_detected() {
     }
 }
 
+/// A launch-bound graph's profiled occupancy measures the profiler: healthy `tiny` processes on
+/// H200s (tests/data/h200-check/tiny and tiny-fresh-host) lie 39–84% apart, so between them the
+/// occupancy comparison warns at most, never fails; a starved one still fails against each.
+#[test]
+fn a_launch_bound_graphs_occupancy_drop_warns_and_starved_runs_still_fail() {
+    use launchguard_check::compare::{compare, read_result};
+    use launchguard_judge::Status;
+    let root = repo_root().join("tests/data/h200-check");
+    let healthy: Vec<_> = ["tiny/run00-delay0.json", "tiny/run01-delay0.json", "tiny/run02-delay0.json"]
+        .into_iter()
+        .chain([
+            "tiny-fresh-host/run00-delay0.json",
+            "tiny-fresh-host/run03-delay0.json",
+            "tiny-fresh-host/run06-delay0.json",
+        ])
+        .map(|name| (name, read_result(&root.join(name)).expect("a real check result")))
+        .collect();
+    let cfg = launchguard_judge::config::CompareConfig::default();
+    let mut warned = 0;
+    for (a, base) in &healthy {
+        for (b, cur) in &healthy {
+            if a == b {
+                continue;
+            }
+            let c = compare(base, cur, &cfg, false);
+            let occ = c.metrics.iter().find(|m| m.figures.id == "occupancy").expect("occupancy compared");
+            assert_ne!(occ.status, Status::Fail, "{b} against {a}: {}", occ.message);
+            let drop = occ.figures.shift.unwrap();
+            // Past the 15-point limit: a warning that says why; within it: a pass.
+            if drop < -cfg.max_occupancy_drop {
+                assert_eq!(occ.status, Status::Warn, "{b} against {a}: {}", occ.message);
+                assert!(occ.message.contains("launch-bound under the profiler"), "{}", occ.message);
+                warned += 1;
+            } else {
+                assert_eq!(occ.status, Status::Pass, "{b} against {a}: {}", occ.message);
+            }
+        }
+    }
+    // By hand from the files' occupancies (0.784, 0.791, 0.835; 0.393, 0.784, 0.621): every pair
+    // whose current run is the fresh host's first (5) or its 62% run against the four at 78–84% (4).
+    assert_eq!(warned, 9);
+    for delay in ["tiny/run06-delay50.json", "tiny/run07-delay100.json"] {
+        let starved = read_result(&root.join(delay)).unwrap();
+        for (a, base) in &healthy {
+            let c = compare(base, &starved, &cfg, true);
+            assert_eq!(c.verdict, launchguard_judge::Verdict::Fail, "{delay} against {a}");
+        }
+    }
+}
+
 /// Compares two traces (or folders of rank traces) and returns the exit code and the JSON.
 fn compare_traces(baseline: &Path, current: &Path, extra: &[&str]) -> (i32, Value) {
     compare_json(baseline, current, extra)

@@ -153,7 +153,9 @@ pub struct CompareConfig {
     /// Occupancy of the profiled steady state (one figure per run) down by more than this fails.
     /// Healthy processes sit 11.4 points apart with two kernel choices (qwen3-0.6b on one H200:
     /// 95.6% vs 84.2%, set A; the reference graph 89.9% vs 95.8%); a delay that starves the GPU
-    /// takes 15–35 points, and the idle time before replays sees it first.
+    /// takes 15–35 points, and the idle time before replays sees it first. For a graph of less than
+    /// 100 µs of GPU time per replay a drop past it only warns: healthy `tiny` processes (35 µs)
+    /// lay 39–84% apart on H200s, their profiled occupancy measuring the profiler.
     pub max_occupancy_drop: f64,
     /// In a comparison of traces, the GPU idle before each replay up by less than this, in µs,
     /// never fails (nor by less than `min_relative_shift` of the baseline). Healthy replays wait
