@@ -22,7 +22,7 @@ pub const REFERENCE_REPLAYS: f64 = 100.0;
 /// its `record_function` cost the host nearly as much as the GPU's replay, so profiled occupancy
 /// measures the profiler. The ground truth's size sweep: healthy graphs of 28–84 µs sit at
 /// 0.80–0.83 profiled occupancy, on ATOM's limit; the 35 µs `tiny` preset at 0.54–0.84 on healthy
-/// H200s. Such graphs are judged by the idle time before each replay instead, and by the launch
+/// H200s, and 0.39 in the first process on a fresh host (tests/data/h200-check/tiny-fresh-host). Such graphs are judged by the idle time before each replay instead, and by the launch
 /// headroom when `check` measured it.
 pub const SMALL_GRAPH_US: f64 = 100.0;
 
