@@ -148,6 +148,11 @@ pub struct Limits {
     /// The user set a replay-idle limit.
     #[serde(skip)]
     pub explicit_replay_idle: bool,
+    /// `check.headroom_fraction`: the share of the GPU's replay a launch may cost with the
+    /// profiler off, which also decides whether a GPU starved under the profiler is the profiler's
+    /// doing (`replay_idle`).
+    #[serde(skip)]
+    pub headroom_fraction: f64,
 }
 
 impl Limits {
@@ -243,6 +248,7 @@ impl Limits {
             explicit_occupancy: any(&["occupancy_fail", "occupancy_warn"]),
             explicit_gaps: any(&["max_gaps", "gap_us"]),
             explicit_replay_idle: any(&["replay_idle_fail_us", "replay_idle_fail_fraction"]),
+            headroom_fraction: settings.config.check.headroom_fraction,
         }
     }
 
