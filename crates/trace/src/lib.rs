@@ -25,6 +25,7 @@ pub mod input;
 pub mod limits;
 mod simple;
 pub mod splice;
+mod spread;
 mod tail;
 pub mod time;
 pub mod timeline;
@@ -199,37 +200,10 @@ fn finish(
         );
         return Err(TraceError::NothingUsable { path, events: timeline.events, detail });
     }
-    if let Some(cap) = spread(&timeline, limits) {
+    if let Some(cap) = spread::check(&timeline, limits) {
         return Err(TraceError::Cap { path, cap, what: cap.what(limits) });
     }
     Ok(Trace { timeline, source, truncated })
-}
-
-/// The cap on devices or streams that the GPU activities go past, if any. Checked once the trace
-/// is read (its strings are capped while it is read): the analysis keeps figures for each device
-/// and stream, and a million of them took gigabytes.
-fn spread(t: &Timeline, limits: &Limits) -> Option<Cap> {
-    let hasher = foldhash::fast::RandomState::default();
-    let mut devices = hashbrown::HashSet::with_hasher(hasher.clone());
-    let mut streams = hashbrown::HashSet::with_hasher(hasher);
-    let mut last = None;
-    for a in &t.activities {
-        let pair = (a.device, a.stream);
-        // Activities come in runs on one stream.
-        if last == Some(pair) {
-            continue;
-        }
-        last = Some(pair);
-        if streams.insert(pair) {
-            if devices.insert(a.device) && devices.len() as u64 > limits.max_devices {
-                return Some(Cap::Devices);
-            }
-            if streams.len() as u64 > limits.max_streams {
-                return Some(Cap::Streams);
-            }
-        }
-    }
-    None
 }
 
 /// Why reading stopped after some events: a file cut short is a truncation (its complete events are
