@@ -41,18 +41,30 @@ fn within_streams(s: &Set<(u32, u32)>, limits: &Limits) -> bool {
     s.len() as u64 <= limits.max_streams
 }
 
-/// The distinct (device, stream) pairs of `chunk`; `None` once they are past the cap on streams.
-fn pairs(chunk: &[GpuActivity], limits: &Limits) -> Option<Set<(u32, u32)>> {
-    let mut set = Set::default();
+/// Each (device, stream) pair of `activities` the first time it comes, in order, added to `seen`.
+fn first_seen<'a>(
+    activities: &'a [GpuActivity],
+    seen: &'a mut Set<(u32, u32)>,
+) -> impl Iterator<Item = (u32, u32)> + 'a {
     let mut last = None;
-    for a in chunk {
+    activities.iter().filter_map(move |a| {
         let pair = (a.device, a.stream);
         // Activities come in runs on one stream.
         if last == Some(pair) {
-            continue;
+            return None;
         }
         last = Some(pair);
-        if set.insert(pair) && !within_streams(&set, limits) {
+        seen.insert(pair).then_some(pair)
+    })
+}
+
+/// The distinct (device, stream) pairs of `chunk`; `None` once they are past the cap on streams.
+fn pairs(chunk: &[GpuActivity], limits: &Limits) -> Option<Set<(u32, u32)>> {
+    let mut set = Set::default();
+    let mut streams: u64 = 0;
+    for _ in first_seen(chunk, &mut set) {
+        streams += 1;
+        if streams > limits.max_streams {
             return None;
         }
     }
@@ -61,22 +73,16 @@ fn pairs(chunk: &[GpuActivity], limits: &Limits) -> Option<Set<(u32, u32)>> {
 
 /// The same answer, in one pass in order: the cap passed first.
 fn scan(activities: &[GpuActivity], limits: &Limits) -> Option<Cap> {
+    let mut seen = Set::default();
     let mut devices = Set::default();
-    let mut streams = Set::default();
-    let mut last = None;
-    for a in activities {
-        let pair = (a.device, a.stream);
-        if last == Some(pair) {
-            continue;
+    let mut streams: u64 = 0;
+    for (device, _) in first_seen(activities, &mut seen) {
+        streams += 1;
+        if devices.insert(device) && devices.len() as u64 > limits.max_devices {
+            return Some(Cap::Devices);
         }
-        last = Some(pair);
-        if streams.insert(pair) {
-            if devices.insert(a.device) && devices.len() as u64 > limits.max_devices {
-                return Some(Cap::Devices);
-            }
-            if streams.len() as u64 > limits.max_streams {
-                return Some(Cap::Streams);
-            }
+        if streams > limits.max_streams {
+            return Some(Cap::Streams);
         }
     }
     None
