@@ -71,7 +71,7 @@ const SHORT_PARTS_FROM: usize = 8;
 /// cores the parse sets the pace, and parts of two blocks (2 MiB for a file's blocks of 1 MiB)
 /// cost less for each byte. On many the decompressing thread sets it, and the read ends with the
 /// parse of the parts still in flight when decompression is done: parts of one block halve that
-/// tail (5.3 to 2.4 ms on 16 cores of an H200 host, 3% of a 300 MB read).
+/// tail (5.3–5.9 to 2.7 ms on 16 cores of H200 hosts, 2–4% of a 300 MB read).
 fn part_size(block: usize, threads: usize) -> usize {
     let blocks = if threads >= SHORT_PARTS_FROM { 1 } else { 2 };
     block.saturating_mul(blocks).max(2)
@@ -156,7 +156,7 @@ struct Setup {
 
 /// The cutting thread: decompresses, and cuts parts of about `part` bytes (from its [`Setup`])
 /// at guessed element starts, none longer than `hold`. It decompresses the first block before
-/// it is set up: starting the thread pool took 1.1 ms on 16 cores, time decompression need not
+/// it is set up: starting the thread pool took 1.2 ms on 16 cores, time decompression need not
 /// wait for.
 fn cut(
     mut reader: Box<dyn Read + Send>,
@@ -361,7 +361,7 @@ fn parallel(
         }
         // The last batch: each buffer but the last part's (read again after the array) is freed
         // by the thread that parsed it, beside the parse of the others, rather than all of them
-        // by this thread once they are done (up to 1.3 ms on 16 cores of an H200 host).
+        // by this thread once they are done (0.7–2.5 ms on 16 cores of H200 hosts).
         let last_batch = batch.last().is_some_and(|p| p.last);
         let runs: Vec<_> = batch
             .par_iter_mut()
