@@ -199,10 +199,25 @@ fn stream(gz: Vec<u8>, parser: Parser, block: usize, file: bool) -> Result<Strin
         Ok(r) => r,
         Err(e) => return Err(e.to_string()),
     };
-    let reopen = || open().map_err(|e| io::Error::other(e.to_string()));
-    let reopen: fast::Reopen = if file { Some(&reopen) } else { None };
-    let (builder, result, _) = read_input(Input::Stream(reader), parser, &LIMITS, block, reopen, false);
+    let read = || {
+        let reopen = || open().map_err(|e| io::Error::other(e.to_string()));
+        let unchecked = || input::gzip_unchecked(io::Cursor::new(gz.clone()), path, &LIMITS);
+        let reopen: fast::Reopen =
+            if file { Some(fast::Again { checked: &reopen, unchecked: &unchecked }) } else { None };
+        read_input(Input::Stream(reader), parser, &LIMITS, block, reopen, false)
+    };
+    // A file on as many threads as leave the first gzip member's CRC-32 to the parsing threads
+    // (`crate::gunzip`), whatever cores the fuzzer has.
+    let (builder, result, _) = if file { many_threads().install(read) } else { read() };
     outcome(builder, result, true, &LIMITS)
+}
+
+/// A pool of [`fast::PACED_BY_INFLATE`] threads.
+fn many_threads() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new().num_threads(fast::PACED_BY_INFLATE).build().expect("a thread pool")
+    })
 }
 
 /// The text of gzip bytes, as much as inflates before an error or the cap on text.

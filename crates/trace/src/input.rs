@@ -16,6 +16,7 @@ use launchguard_files::InputError;
 use memmap2::Mmap;
 
 use crate::error::TraceError;
+use crate::gunzip;
 use crate::limits::Limits;
 
 /// Gzip's two magic bytes.
@@ -185,6 +186,52 @@ pub(crate) fn gzip_stream(
     // so that a bomb stops early rather than after its whole expansion.
     let counted = Counted { inner: raw, count: Arc::clone(&consumed) };
     let decoder = MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counted));
+    let (mut text, bom) = sniffed(decoder, consumed, path, limits)?;
+    text.get_mut().0.set_position(bom as u64);
+    Ok(Input::Stream(Box::new(text)))
+}
+
+/// The text of a gzip file, with the first member's CRC-32 left to its reader.
+pub(crate) struct Unchecked {
+    /// The text.
+    pub(crate) text: Box<dyn Read + Send>,
+    /// Where the first member's check is left once its trailer is read.
+    pub(crate) first: gunzip::Pending,
+}
+
+/// The gzip bytes of `raw` as [`gzip_stream`] reads them (the same caps, the same checks of what
+/// the text holds), except that the first member's CRC-32 is left to the reader
+/// ([`crate::gunzip`]): `None` when the text starts with a byte order mark (which the reader
+/// would not see, and so could not sum) or when the start of the stream fails, for the checked
+/// reader to word.
+pub(crate) fn gzip_unchecked(
+    raw: impl Read + Send + 'static,
+    path: &Path,
+    limits: &Limits,
+) -> Option<Unchecked> {
+    let consumed = Arc::new(AtomicU64::new(0));
+    let counted = Counted { inner: raw, count: Arc::clone(&consumed) };
+    let (decoder, first) = gunzip::Members::new(BufReader::with_capacity(1 << 16, counted));
+    match sniffed(decoder, consumed, path, limits) {
+        Ok((text, 0)) => Some(Unchecked { text: Box::new(text), first }),
+        _ => None,
+    }
+}
+
+/// The gzip file at `path` as [`gzip_unchecked`] reads it.
+pub(crate) fn file_unchecked(path: &Path, limits: &Limits) -> Option<Unchecked> {
+    let (file, _) = launchguard_files::open_regular(path).ok()?;
+    gzip_unchecked(file, path, limits)
+}
+
+/// The decompressed text of `decoder`, within the caps, and the length of the byte order mark it
+/// starts with; an error when its first bytes are not text.
+fn sniffed(
+    decoder: impl Read + Send + 'static,
+    consumed: Arc<AtomicU64>,
+    path: &Path,
+    limits: &Limits,
+) -> Result<(Sniffed, usize), TraceError> {
     let mut text =
         Limited { inner: decoder, produced: 0, consumed: Some(consumed), max: limits.max_inflated_bytes };
     let mut head = [0u8; 8];
@@ -207,8 +254,12 @@ pub(crate) fn gzip_stream(
             })
         }
     };
-    Ok(Input::Stream(Box::new(io::Cursor::new(head[bom..got].to_vec()).chain(text))))
+    let text: Box<dyn Read + Send> = Box::new(text);
+    Ok((io::Cursor::new(head[..got].to_vec()).chain(text), bom))
 }
+
+/// The text read for [`sniff`], put back in front of the rest.
+type Sniffed = io::Chain<io::Cursor<Vec<u8>>, Box<dyn Read + Send>>;
 
 /// The error of a stream read that failed, before or after the JSON: the caps, a gzip bomb, a
 /// damaged gzip file, or the operating system's error.

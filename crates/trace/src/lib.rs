@@ -21,6 +21,7 @@ pub mod event;
 mod fast;
 #[doc(hidden)]
 pub mod fuzzing;
+mod gunzip;
 pub mod input;
 pub mod limits;
 mod simple;
@@ -93,10 +94,11 @@ pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trac
             Err(e) => Err(io::Error::other(e.to_string())),
         }
     };
+    let unchecked = || input::file_unchecked(path, limits);
     // Standard input cannot be read again.
     let reopen: fast::Reopen = match opened.stdin_bytes {
         Some(_) => None,
-        None => Some(&reopen),
+        None => Some(fast::Again { checked: &reopen, unchecked: &unchecked }),
     };
     let stdin = opened.stdin_bytes.is_some();
     let (builder, result, offset) = read_input(opened.input, parser, limits, fast::BLOCK, reopen, stdin);

@@ -279,7 +279,7 @@ pub(crate) fn parse_stream(
         Some(outcome) => outcome,
         None => {
             *builder = TimelineBuilder::with_limits(*builder.limits());
-            let reader = reopen().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
+            let reader = reopen.text().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
             tail::simple_stream(reader, builder)
         }
     }

@@ -24,6 +24,7 @@
 //! than the cap on one event: the sequential reader would not have refused one.
 
 use std::io::{self, Read};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
@@ -31,9 +32,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::array::{self, After, End};
-use super::stream::{self, Reopen};
+use super::stream::{self, Again};
 use super::{element_level, merge, top};
 use crate::event::TimelineBuilder;
+use crate::gunzip::{self, Pending};
 use crate::limits::Limits;
 use crate::tail::{self, Stop};
 use crate::timeline::Timeline;
@@ -41,31 +43,42 @@ use crate::timeline::Timeline;
 /// The most text held from a part's start while no element start is found in it.
 pub(crate) const HOLD: usize = 64 << 20;
 
-/// Reads a stream of JSON text decompressed from a file, in blocks of `block` bytes; `reopen`
+/// Reads a stream of JSON text decompressed from a file, in blocks of `block` bytes; `again`
 /// opens the file again from its start.
 pub(crate) fn parse(
     reader: Box<dyn Read + Send>,
     block: usize,
-    reopen: &dyn Fn() -> io::Result<Box<dyn Read + Send>>,
+    again: Again,
     builder: &mut TimelineBuilder,
 ) -> tail::Outcome {
-    let again: Reopen = Some(reopen);
     let limits = *builder.limits();
     let hold = usize::try_from(limits.max_event_bytes / 2).unwrap_or(usize::MAX).min(HOLD);
     // Parts that cannot be cut small enough for the cap on one event to hold in them.
     if hold < 2 * part_size(block, 1) {
-        return stream::parse_stream(reader, block, again, false, builder);
+        return stream::parse_stream(reader, block, Some(again), false, builder);
     }
-    if let Some(outcome) = parallel(reader, block, None, hold, builder) {
+    // On many cores the first member's CRC-32 is summed by the parsing threads rather than by
+    // the decompressing one, which sets the pace there: the sum is 18 of the 57 ms it takes to
+    // inflate a 300 MB trace on the development machine's EPYC ([`crate::gunzip`]). On few, the
+    // parse sets it, and summing parts already read from memory once made it slower (t300.json.gz
+    // on 2 cores: 128 against 118 ms, the median of 10 paired runs).
+    let unchecked = if rayon::current_num_threads() >= PACED_BY_INFLATE { (again.unchecked)() } else { None };
+    let (reader, first) = match unchecked {
+        Some(u) => (u.text, Some(u.first)),
+        None => (reader, None),
+    };
+    if let Some(outcome) = parallel(reader, block, None, hold, first, builder) {
         return outcome;
     }
     *builder = TimelineBuilder::with_limits(limits);
-    let reader = reopen().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
-    stream::parse_stream(reader, block, again, false, builder)
+    let reader = again.text().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
+    stream::parse_stream(reader, block, Some(again), false, builder)
 }
 
-/// Threads from which parts are one block long rather than two.
-const SHORT_PARTS_FROM: usize = 8;
+/// Threads from which the decompressing thread, not the parse, sets the pace: parts are one
+/// block long rather than two ([`part_size`]), and the first gzip member's CRC-32 is summed by
+/// the parsing threads rather than by the decompressing one ([`parse`]).
+pub(crate) const PACED_BY_INFLATE: usize = 8;
 
 /// How much text a part holds, for blocks of `block` bytes read on `threads` threads. On few
 /// cores the parse sets the pace, and parts of two blocks (2 MiB for a file's blocks of 1 MiB)
@@ -73,7 +86,7 @@ const SHORT_PARTS_FROM: usize = 8;
 /// parse of the parts still in flight when decompression is done: parts of one block halve that
 /// tail (5.3–5.9 to 2.7 ms on 16 cores of H200 hosts, 2–4% of a 300 MB read).
 fn part_size(block: usize, threads: usize) -> usize {
-    let blocks = if threads >= SHORT_PARTS_FROM { 1 } else { 2 };
+    let blocks = if threads >= PACED_BY_INFLATE { 1 } else { 2 };
     block.saturating_mul(blocks).max(2)
 }
 
@@ -83,6 +96,10 @@ fn part_size(block: usize, threads: usize) -> usize {
 struct Text {
     buf: Vec<u8>,
     len: usize,
+    /// The bytes of the text that are the reader's to sum for the first gzip member's CRC-32: its
+    /// own (not the byte it shares with the part before it), up to the member's end; none when
+    /// the decoder checks the member itself.
+    sum: Range<usize>,
 }
 
 impl Text {
@@ -162,14 +179,26 @@ fn cut(
     mut reader: Box<dyn Read + Send>,
     block: usize,
     hold: usize,
+    first: Option<Pending>,
     setup: Receiver<Setup>,
     abandoned: Arc<AtomicBool>,
 ) {
     // Room for parts of two blocks, the longest.
-    let mut window = Text { buf: Vec::with_capacity(4 * block), len: 0 };
+    let mut window = Text { buf: Vec::with_capacity(4 * block), len: 0, sum: 0..0 };
+    // Where the window starts in the text, and where its own bytes start in it.
+    let (mut base, mut own) = (0u64, 0);
+    // The bytes of the window to sum: up to the first member's end, once the decoder has read
+    // its trailer (on this thread, so before it inflated a byte past it).
+    let sum = |window: &Text, base: u64, own: usize| match &first {
+        None => 0..0,
+        Some(first) => {
+            let end = first.get().map_or(u64::MAX, |f| f.len).saturating_sub(base);
+            own..usize::try_from(end).unwrap_or(usize::MAX).clamp(own, window.len)
+        }
+    };
     let first = read_block(&mut reader, &mut window, block);
     let Ok(Setup { part, tx, recycle }) = setup.recv() else { return };
-    let fresh = || Text { buf: Vec::with_capacity(part + 2 * block), len: 0 };
+    let fresh = || Text { buf: Vec::with_capacity(part + 2 * block), len: 0, sum: 0..0 };
     let mut ended = match first {
         Ok(more) => !more,
         Err(_) => {
@@ -200,13 +229,15 @@ fn cut(
             }
         }
         if ended {
+            window.sum = sum(&window, base, own);
             let _ = tx.send(Cut::Last(window));
             return;
         }
         match guess_last(window.bytes(), (part / 2).max(searched.saturating_sub(4096))) {
             Some(g) => {
                 // The part holds the `{` at `g`, so that its run lands there.
-                let mut rest = recycle.try_recv().map(|buf| Text { buf, len: 0 }).unwrap_or_else(|_| fresh());
+                let mut rest =
+                    recycle.try_recv().map(|buf| Text { buf, len: 0, sum: 0..0 }).unwrap_or_else(|_| fresh());
                 let tail = &window.bytes()[g..];
                 if rest.buf.len() < tail.len() {
                     rest.buf.resize(tail.len(), 0);
@@ -215,6 +246,8 @@ fn cut(
                 rest.len = tail.len();
                 let mut done = std::mem::replace(&mut window, rest);
                 done.len = g + 1;
+                done.sum = sum(&done, base, own);
+                (base, own) = (base + g as u64, 1);
                 if tx.send(Cut::Part(done)).is_err() {
                     return;
                 }
@@ -282,13 +315,36 @@ fn past_caps(t: &Timeline, limits: &Limits) -> bool {
     t.events > limits.max_events || t.strings.len() as u64 > limits.max_names
 }
 
+/// The CRC-32 of the text summed so far, in order.
+#[derive(Default)]
+struct Sum {
+    crc: u32,
+    len: u64,
+}
+
+impl Sum {
+    /// Adds `bytes`'s CRC-32, `crc`, after what was summed.
+    fn add(&mut self, crc: u32, bytes: usize) {
+        self.crc = gunzip::combine(self.crc, crc, bytes as u64);
+        self.len += bytes as u64;
+    }
+
+    /// Sums `text`'s bytes to sum.
+    fn text(&mut self, text: &Text) {
+        let bytes = &text.bytes()[text.sum.clone()];
+        self.add(gunzip::crc32(0, bytes), bytes.len());
+    }
+}
+
 /// `None` when the sequential reader should read the file again. Parts of `part` bytes, else
-/// as [`part_size`] gives for the threads of the pool.
+/// as [`part_size`] gives for the threads of the pool. `first`: where the decoder leaves the
+/// first gzip member's check, when it leaves it to this reader.
 fn parallel(
     reader: Box<dyn Read + Send>,
     block: usize,
     part: Option<usize>,
     hold: usize,
+    first: Option<Pending>,
     builder: &mut TimelineBuilder,
 ) -> Option<tail::Outcome> {
     let limits = *builder.limits();
@@ -297,7 +353,8 @@ fn parallel(
     let flag = Arc::clone(&abandoned);
     // Not one of rayon's, so waiting on it cannot starve the pool (traces of several ranks are
     // read on the pool's threads).
-    let thread = std::thread::spawn(move || cut(reader, block, hold, setup_rx, flag));
+    let pending = first.clone();
+    let thread = std::thread::spawn(move || cut(reader, block, hold, pending, setup_rx, flag));
     let mut cutter = Cutter { setup: Some(setup_tx), rx: None, abandoned, thread: Some(thread) };
     let threads = rayon::current_num_threads();
     // One thread parses no faster than the sequential reader, which reads the file again.
@@ -313,21 +370,17 @@ fn parallel(
 
     // The keys before the events: the first parts, put together until they hold the `[`.
     let mut head: Vec<u8> = Vec::new();
+    let mut sum = Sum::default();
     let (content, bare, last) = loop {
-        let last = match recv() {
-            Cut::Part(p) => {
-                // The parts overlap by the `{` that ends one and starts the next.
-                head.pop();
-                head.extend_from_slice(p.bytes());
-                false
-            }
-            Cut::Last(p) => {
-                head.pop();
-                head.extend_from_slice(p.bytes());
-                true
-            }
+        let (p, last) = match recv() {
+            Cut::Part(p) => (p, false),
+            Cut::Last(p) => (p, true),
             Cut::Failed => return None,
         };
+        // The parts overlap by the `{` that ends one and starts the next.
+        head.pop();
+        head.extend_from_slice(p.bytes());
+        sum.text(&p);
         if head.len() > hold {
             return None;
         }
@@ -340,7 +393,9 @@ fn parallel(
     let level = element_level(bare);
     let mut joined = std::mem::take(builder).finish();
     let len = head.len();
-    let mut batch = vec![Part { text: Text { buf: head, len }, start: content, after: After::Open, last }];
+    // Summed above.
+    let text = Text { buf: head, len, sum: 0..0 };
+    let mut batch = vec![Part { text, start: content, after: After::Open, last }];
     loop {
         // As many parts as are ready, up to two per thread; at least one.
         while !batch.last().is_some_and(|p| p.last) && batch.len() < 2 * threads {
@@ -369,15 +424,18 @@ fn parallel(
                 let mut b = TimelineBuilder::with_limits(limits);
                 let stop = if p.last { usize::MAX } else { p.text.len - 1 };
                 let run = array::run(p.text.bytes(), p.start, p.after, stop, level, None, &mut b);
+                let sum = &p.text.bytes()[p.text.sum.clone()];
+                let crc = (gunzip::crc32(0, sum), sum.len());
                 if last_batch && !p.last {
                     drop(std::mem::take(&mut p.text.buf));
                 }
-                (run, b.stopped(), b.finish())
+                (run, b.stopped(), b.finish(), crc)
             })
             .collect();
         let mut parts = Vec::with_capacity(runs.len());
         let mut close = None;
-        for (p, (run, stopped, t)) in batch.iter().zip(runs) {
+        for (p, (run, stopped, t, (crc, bytes))) in batch.iter().zip(runs) {
+            sum.add(crc, bytes);
             // A part stopped at a cap, or out of memory: the sequential reader says which, where.
             if stopped.is_some() {
                 return None;
@@ -395,6 +453,15 @@ fn parallel(
             return None;
         }
         if let Some(close) = close {
+            // The stream has ended, so the decoder has read the first member's trailer. A check
+            // that fails (or a first member the sums do not cover) is worded by the sequential
+            // reader.
+            if let Some(first) = &first {
+                let f = first.get()?;
+                if (sum.crc, sum.len) != (f.crc, f.len) {
+                    return None;
+                }
+            }
             let text = batch.pop().expect("the last part").text;
             *builder = TimelineBuilder::resume(joined, limits);
             if builder.stopped().is_some() {
@@ -428,6 +495,8 @@ fn finish(text: &[u8], close: usize, bare: bool, builder: &mut TimelineBuilder) 
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+
+    use std::path::Path;
 
     use super::*;
     use crate::fast::tests::Slow;
@@ -482,6 +551,12 @@ mod tests {
         }
     }
 
+    /// The text of `gz` as this path reads it: the first member's CRC-32 left to it.
+    fn unchecked(gz: &[u8], limits: &Limits) -> (Box<dyn Read + Send>, Option<Pending>) {
+        let u = input::gzip_unchecked(io::Cursor::new(gz.to_vec()), Path::new("t.json.gz"), limits).unwrap();
+        (u.text, Some(u.first))
+    }
+
     /// How a read of `gz` ended: the timeline and truncation, or the error. `file`: as a file is
     /// read (this path, on two threads, able to read it again); else as standard input is (the
     /// sequential reader alone), in blocks of `block` bytes (parts of two blocks).
@@ -507,7 +582,10 @@ mod tests {
         let reader = stream(gz, limits)?;
         let (b, result, _) = pool_of(threads).install(|| {
             let reopen = || stream(gz, limits).map_err(io::Error::other);
-            let reopen: Reopen = if file { Some(&reopen) } else { None };
+            let first_unchecked =
+                || input::gzip_unchecked(io::Cursor::new(gz.to_vec()), Path::new("t.json.gz"), limits);
+            let reopen =
+                if file { Some(Again { checked: &reopen, unchecked: &first_unchecked }) } else { None };
             crate::read_input(Input::Stream(reader), parser, limits, block, reopen, false)
         });
         let source = SourceInfo { path: "t.json.gz".into(), bytes: 0, gzip: true };
@@ -527,7 +605,8 @@ mod tests {
         let dropped = Arc::new(AtomicBool::new(false));
         let reader = Slow::new(doc(&kernels(20_000)), &dropped);
         let mut b = TimelineBuilder::with_limits(limits);
-        let answer = pool().install(|| parallel(Box::new(reader), BLOCK, Some(2 * BLOCK), HOLD, &mut b));
+        let answer =
+            pool().install(|| parallel(Box::new(reader), BLOCK, Some(2 * BLOCK), HOLD, None, &mut b));
         assert!(answer.is_none(), "a cap met is left to the sequential reader");
         assert!(dropped.load(Ordering::SeqCst), "the cutting thread still held the file");
     }
@@ -542,7 +621,12 @@ mod tests {
         let part = 2 * block;
         let hold = usize::try_from(limits.max_event_bytes / 2).unwrap().min(HOLD);
         let mut b = TimelineBuilder::with_limits(*limits);
-        pool().install(|| parallel(stream(gz, limits).unwrap(), block, Some(part), hold, &mut b)).is_some()
+        pool()
+            .install(|| {
+                let (r, first) = unchecked(gz, limits);
+                parallel(r, block, Some(part), hold, first, &mut b)
+            })
+            .is_some()
     }
 
     /// The file read as standard input is, and as the reference parser reads it (unless
@@ -612,7 +696,8 @@ mod tests {
         let start = std::time::Instant::now();
         let mut b = TimelineBuilder::new();
         let outcome = pool().install(|| {
-            parallel(stream(&gz, &Limits::DEFAULT).unwrap(), BLOCK, Some(2 * BLOCK), HOLD, &mut b)
+            let (r, first) = unchecked(&gz, &Limits::DEFAULT);
+            parallel(r, BLOCK, Some(2 * BLOCK), HOLD, first, &mut b)
         });
         assert!(matches!(outcome, Some(Ok(true))), "{outcome:?}");
         assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
@@ -622,7 +707,7 @@ mod tests {
     #[test]
     fn parts_of_one_block_on_many_threads_and_one_thread_read_as_parts_of_two() {
         assert_eq!(
-            (part_size(BLOCK, SHORT_PARTS_FROM - 1), part_size(BLOCK, SHORT_PARTS_FROM)),
+            (part_size(BLOCK, PACED_BY_INFLATE - 1), part_size(BLOCK, PACED_BY_INFLATE)),
             (2 * BLOCK, BLOCK)
         );
         // Kernels of several names on two devices, and a file whose every guess is inside a
@@ -632,7 +717,7 @@ mod tests {
             (0..30_000).map(|k| kernel(k, &format!("a}}, {{\\\"b{}", k % 7), k % 2)).collect();
         for events in [varied, guessy] {
             let gz = gzip(&doc(&events));
-            let short = read_on(&gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK, SHORT_PARTS_FROM);
+            let short = read_on(&gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK, PACED_BY_INFLATE);
             assert_eq!(short, read_in(&gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK));
             // One thread: the sequential reader reads the file again.
             assert_eq!(short, read_on(&gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK, 1));
@@ -644,10 +729,41 @@ mod tests {
         let hold = usize::try_from(limits.max_event_bytes / 2).unwrap().min(HOLD);
         let gz = gzip(&doc(&kernels(60_000)));
         let mut b = TimelineBuilder::new();
-        let answer = pool_of(SHORT_PARTS_FROM)
-            .install(|| parallel(stream(&gz, &limits).unwrap(), BLOCK, Some(BLOCK), hold, &mut b));
+        let answer = pool_of(PACED_BY_INFLATE).install(|| {
+            let (r, first) = unchecked(&gz, &limits);
+            parallel(r, BLOCK, Some(BLOCK), hold, first, &mut b)
+        });
         assert!(matches!(answer, Some(Ok(true))), "{answer:?}");
         assert_eq!(b.events(), 60_000);
+    }
+
+    #[test]
+    fn the_first_members_crc_is_summed_by_the_parsers() {
+        let text = doc(&kernels(60_000));
+        let one = gzip(&text);
+        // Two members, the first ending inside a part (not at a block's or a part's end).
+        let at = text.len() / 3 + 17;
+        let two = [gzip(&text[..at]), gzip(&text[at..])].concat();
+        let want = same(&one, &Limits::DEFAULT, true).unwrap();
+        let many = |gz: &[u8]| read_on(gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK, PACED_BY_INFLATE);
+        for gz in [&one, &two] {
+            assert!(answers(gz, &Limits::DEFAULT), "the sums match the trailer: this path answers");
+            assert_eq!(same(gz, &Limits::DEFAULT, true).unwrap(), want);
+            assert_eq!(many(gz).unwrap(), want);
+        }
+        // A first member's CRC-32 that does not match its text: only the sums can tell, since
+        // the decoder leaves that check to this path.
+        let flip = |gz: &[u8], at: usize| {
+            let mut g = gz.to_vec();
+            g[at] ^= 0x55;
+            g
+        };
+        let first_len = gzip(&text[..at]).len();
+        for bad in [flip(&one, one.len() - 8), flip(&two, first_len - 8)] {
+            assert!(!answers(&bad, &Limits::DEFAULT), "a failed check is left to the sequential reader");
+            assert!(err(same(&bad, &Limits::DEFAULT, false)).contains("CRC32 or length check fails"));
+            assert_eq!(many(&bad), same(&bad, &Limits::DEFAULT, false));
+        }
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub(crate) mod top;
 use crate::event::TimelineBuilder;
 use crate::tail;
 
-pub(crate) use stream::{Reopen, BLOCK};
+pub(crate) use gzip_par::PACED_BY_INFLATE;
+pub(crate) use stream::{Again, Reopen, BLOCK};
 
 /// Reads a stream of JSON text (decompressed gzip, standard input) in blocks of `block` bytes,
 /// then the rest of it, which must be whitespace. A file, which `reopen` reads again from its

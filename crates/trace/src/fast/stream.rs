@@ -20,9 +20,25 @@ const IN_FLIGHT: usize = 4;
 
 type Block = io::Result<Vec<u8>>;
 
-/// Opens the input again from its start, for the reference parser to read it whole (a file can
-/// be; standard input cannot).
-pub(crate) type Reopen<'a> = Option<&'a dyn Fn() -> io::Result<Box<dyn Read + Send>>>;
+/// Opens the input again from its start (a file can be; standard input cannot).
+pub(crate) type Reopen<'a> = Option<Again<'a>>;
+
+/// Opens a file again from its start.
+#[derive(Clone, Copy)]
+pub(crate) struct Again<'a> {
+    /// Its text, every gzip member checked as it is read: for the reference parser to read whole.
+    pub(crate) checked: &'a dyn Fn() -> io::Result<Box<dyn Read + Send>>,
+    /// Its text with the first gzip member's CRC-32 left to the reader, where the start of the
+    /// stream allows it ([`crate::input::gzip_unchecked`]).
+    pub(crate) unchecked: &'a dyn Fn() -> Option<crate::input::Unchecked>,
+}
+
+impl Again<'_> {
+    /// The text, checked as it is read.
+    pub(crate) fn text(&self) -> io::Result<Box<dyn Read + Send>> {
+        (self.checked)()
+    }
+}
 
 /// Reads a stream of JSON text (decompressed gzip, standard input) in blocks of `block` bytes,
 /// then the rest of it, which must be whitespace. `stdin`: the stream is standard input, whose
@@ -62,7 +78,7 @@ pub(crate) fn parse_stream(
         None => match reopen {
             Some(reopen) => {
                 *builder = TimelineBuilder::with_limits(*builder.limits());
-                let reader = reopen().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
+                let reader = reopen.text().map_err(|e| Stop::Json(serde_json::Error::io(e)))?;
                 tail::simple_stream(reader, builder)
             }
             None => Err(Stop::Json(serde_json::Error::io(io::Error::other(
