@@ -3,6 +3,8 @@
 //!
 //!     inflate zlib-rs FILE.gz      # streamed, 1 MiB blocks, as the reader decompresses
 //!     inflate libdeflate FILE.gz   # whole file in memory, one call (libdeflate has no streaming)
+//!     inflate deflate FILE.gz      # the first member's deflate data streamed, without its CRC-32:
+//!                                  # what the reader's decompressing thread does on 8 threads or more
 //!
 //! Prints the decompressed bytes.
 
@@ -11,21 +13,18 @@ use std::io::Read;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(how), Some(path)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: inflate zlib-rs|libdeflate FILE.gz");
+        eprintln!("usage: inflate zlib-rs|libdeflate|deflate FILE.gz");
         std::process::exit(2);
     };
     let bytes = match how.as_str() {
         "zlib-rs" => {
             let file = std::fs::File::open(path).expect("a readable file");
-            let mut r = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file));
-            let mut block = vec![0u8; 1 << 20];
-            let mut total = 0u64;
-            loop {
-                match r.read(&mut block).expect("valid gzip") {
-                    0 => break total,
-                    n => total += n as u64,
-                }
-            }
+            drain(flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 16, file)))
+        }
+        "deflate" => {
+            let gz = std::fs::read(path).expect("a readable file");
+            let r = flate2::read::DeflateDecoder::new(&gz[header_len(&gz)..]);
+            drain(r)
         }
         "libdeflate" => {
             let gz = std::fs::read(path).expect("a readable file");
@@ -44,9 +43,39 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: inflate zlib-rs|libdeflate FILE.gz");
+            eprintln!("usage: inflate zlib-rs|libdeflate|deflate FILE.gz");
             std::process::exit(2);
         }
     };
     println!("{bytes}");
+}
+
+/// Reads `r` to its end in blocks of 1 MiB, as the reader does: the bytes read.
+fn drain(mut r: impl Read) -> u64 {
+    let mut block = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        match r.read(&mut block).expect("valid gzip") {
+            0 => break total,
+            n => total += n as u64,
+        }
+    }
+}
+
+/// The length of a gzip member's header (RFC 1952, 2.3.1).
+fn header_len(gz: &[u8]) -> usize {
+    let flags = gz[3];
+    let mut at = 10;
+    if flags & 4 != 0 {
+        at += 2 + u16::from_le_bytes([gz[at], gz[at + 1]]) as usize;
+    }
+    for flag in [8, 16] {
+        if flags & flag != 0 {
+            at += gz[at..].iter().position(|&b| b == 0).expect("a NUL-terminated field") + 1;
+        }
+    }
+    if flags & 2 != 0 {
+        at += 2;
+    }
+    at
 }
