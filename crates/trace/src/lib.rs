@@ -21,6 +21,15 @@ pub mod event;
 mod fast;
 #[doc(hidden)]
 pub mod fuzzing;
+
+/// The text of the gzip bytes of `raw` as the parallel reader's decompressing thread reads it on 8
+/// threads or more: each member inflated and its length checked, the first member's CRC-32 left
+/// out (the parsing threads sum it). For `examples/inflate.rs`, the floor that thread works
+/// against.
+#[doc(hidden)]
+pub fn gzip_first_crc_unchecked(raw: impl std::io::BufRead) -> impl std::io::Read {
+    gunzip::Members::new(raw).0
+}
 mod gunzip;
 pub mod input;
 pub mod limits;
