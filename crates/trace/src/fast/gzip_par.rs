@@ -452,6 +452,13 @@ fn parallel(
         if past_caps(&joined, &limits) {
             return None;
         }
+        // A first member whose text is summed whole is checked at once: on a damaged file of
+        // several members, the rest need not be read before the sequential reader words it.
+        if let Some(f) = first.as_ref().and_then(|first| first.get()) {
+            if sum.len >= f.len && (sum.crc, sum.len) != (f.crc, f.len) {
+                return None;
+            }
+        }
         if let Some(close) = close {
             // The stream has ended, so the decoder has read the first member's trailer. A check
             // that fails (or a first member the sums do not cover) is worded by the sequential
@@ -495,6 +502,7 @@ fn finish(text: &[u8], close: usize, bare: bool, builder: &mut TimelineBuilder) 
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::sync::atomic::AtomicUsize;
 
     use std::path::Path;
 
@@ -764,6 +772,42 @@ mod tests {
             assert!(err(same(&bad, &Limits::DEFAULT, false)).contains("CRC32 or length check fails"));
             assert_eq!(many(&bad), same(&bad, &Limits::DEFAULT, false));
         }
+    }
+
+    /// Counts the bytes read through it.
+    struct Counted<R>(R, Arc<AtomicUsize>);
+
+    impl<R: Read> Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1.fetch_add(n, Ordering::SeqCst);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_damaged_first_member_is_found_before_the_rest_is_read() {
+        // The first of two members ends a tenth into the text, with its CRC-32 flipped.
+        let text = doc(&kernels(200_000));
+        let at = text.len() / 10 + 17;
+        let first = gzip(&text[..at]);
+        let mut bad = [first.clone(), gzip(&text[at..])].concat();
+        bad[first.len() - 8] ^= 0x55;
+        let read = Arc::new(AtomicUsize::new(0));
+        let mut b = TimelineBuilder::with_limits(Limits::DEFAULT);
+        let answer = pool().install(|| {
+            let (r, first) = unchecked(&bad, &Limits::DEFAULT);
+            parallel(Box::new(Counted(r, read.clone())), BLOCK, Some(2 * BLOCK), HOLD, first, &mut b)
+        });
+        assert!(answer.is_none(), "a failed check is left to the sequential reader");
+        // Read on past the first member: at most the parts in flight (2 per thread) and the
+        // window being cut; without the early check, the whole text.
+        let read = read.load(Ordering::SeqCst);
+        assert!(
+            read < at + 16 * 2 * BLOCK,
+            "read {read} of {} bytes; the first member ends at {at}",
+            text.len()
+        );
     }
 
     #[test]
