@@ -30,6 +30,9 @@ pub(crate) struct FirstMember {
     pub(crate) len: u64,
 }
 
+/// The longest file name or comment in a gzip header that flate2 reads (its `MAX_HEADER_BUF`).
+const MAX_HEADER_FIELD: usize = 65_535;
+
 /// Where the decoder leaves the first member's check once its trailer is read.
 pub(crate) type Pending = Arc<OnceLock<FirstMember>>;
 
@@ -138,10 +141,18 @@ impl<R: BufRead> Members<R> {
                 self.need()?;
             }
         }
-        // FNAME, then FCOMMENT: each up to its NUL.
+        // FNAME, then FCOMMENT: each up to its NUL, and no longer than flate2 allows, so that a
+        // member it refuses is refused here too (the first member's header is flate2's to read;
+        // this one reads the later members' on many cores).
         for flag in [0b1000, 0b1_0000] {
             if flags & flag != 0 {
-                while self.need()? != 0 {}
+                let mut field = 0;
+                while self.need()? != 0 {
+                    field += 1;
+                    if field > MAX_HEADER_FIELD {
+                        return Err(bad("a gzip header field too long"));
+                    }
+                }
             }
         }
         self.inflate.reset(false);
@@ -317,6 +328,19 @@ mod tests {
         for (what, gz) in cases {
             assert!(flate2(&gz).is_err(), "{what}: flate2 refuses it too");
             assert!(read_all(&gz, 64, 1 << 10).0.is_err(), "{what}");
+        }
+        // A later member's file name or comment: as long as flate2 reads (65,535 bytes), and one
+        // byte more, which flate2 refuses. (A first member's header is read by flate2 itself.)
+        for (field, len) in [(0, MAX_HEADER_FIELD), (0, MAX_HEADER_FIELD + 1), (1, MAX_HEADER_FIELD + 1)] {
+            let long = vec![b'a'; len];
+            let b = GzBuilder::new();
+            let b = if field == 0 { b.filename(long) } else { b.comment(long) };
+            let mut e = b.write(Vec::new(), Compression::fast());
+            e.write_all(&a).unwrap();
+            let gz = [one.clone(), e.finish().unwrap()].concat();
+            let ours = read_all(&gz, 64, 1 << 10).0;
+            assert_eq!(ours.is_ok(), flate2(&gz).is_ok(), "field {field} of {len} bytes");
+            assert_eq!(ours.is_ok(), len <= MAX_HEADER_FIELD, "field {field} of {len} bytes");
         }
         // The first member's CRC-32 is the reader's to check: its trailer's value is handed over.
         let bad_crc = flip(&one, one.len() - 8);

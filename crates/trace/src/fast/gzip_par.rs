@@ -774,6 +774,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_file_reads_the_same_on_few_threads_and_many() {
+        // A second member whose file name is longer than flate2 reads: the decoder of many
+        // threads once accepted it, so the file passed on 16 cores and failed on 2.
+        let text = doc(&kernels(20_000));
+        let at = text.len() / 2 + 17;
+        let named = |len: usize| {
+            let b = flate2::GzBuilder::new().filename(vec![b'a'; len]);
+            let mut e = b.write(Vec::new(), flate2::Compression::fast());
+            e.write_all(&text[at..]).unwrap();
+            [gzip(&text[..at]), e.finish().unwrap()].concat()
+        };
+        for (len, sound) in [(65_535, true), (65_536, false)] {
+            let gz = named(len);
+            let few = same(&gz, &Limits::DEFAULT, true);
+            assert_eq!(few.is_ok(), sound, "a name of {len} bytes: {}", short(&few));
+            let many = read_on(&gz, Parser::Fast, true, &Limits::DEFAULT, BLOCK, PACED_BY_INFLATE);
+            assert_eq!(many, few, "a name of {len} bytes");
+        }
+    }
+
     /// Counts the bytes read through it.
     struct Counted<R>(R, Arc<AtomicUsize>);
 
