@@ -105,9 +105,9 @@ impl Interval {
 /// the difference of their medians; the interval runs between the (1 − confidence)/2 and
 /// (1 + confidence)/2 quantiles of those differences (linear interpolation, numpy's default).
 ///
-/// A resample's median is drawn straight from its distribution ([`Resampler`]) rather than from
-/// the redrawn values, so a round costs a few random numbers whatever the samples' size, and
-/// every sample counts. Deterministic for a given seed, whatever the number of threads: the RNG
+/// A resample's median is drawn straight from its distribution (a private `Resampler`) rather
+/// than from the redrawn values, so a round costs a few random numbers whatever the samples' size,
+/// and every sample counts. Deterministic for a given seed, whatever the number of threads: the RNG
 /// is PCG-64 (`rand_pcg`), seeded with `seed`. Resampling single values assumes they are
 /// independent; per-replay timings are somewhat autocorrelated, so the interval is a little
 /// narrow, which is why the comparison also demands a minimum effect size.

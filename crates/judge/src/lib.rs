@@ -5,7 +5,7 @@
 //!    adapted to what the trace holds ([`limits::Context`]: graph replays or not, kernels and GPU
 //!    time per replay, ranks, `check`'s workload), each adaptation stated;
 //! 2. the checks: of a trace's figures ([`trace`]), of what `check` measured besides the trace
-//!    ([`run`], from the trace's context event or from `check` itself), across ranks ([`ranks`]),
+//!    ([`run`], from the trace's context event or from `check` itself), across ranks ([`ranks()`]),
 //!    and of a comparison with a baseline ([`compare`]);
 //! 3. the verdict: the worst status, or `skip` with the reason when nothing is for the guard to
 //!    judge.

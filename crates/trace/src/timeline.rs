@@ -4,7 +4,8 @@ use std::hash::{BuildHasher, Hasher};
 
 /// Interned strings: kernel and annotation names, device and stream labels.
 ///
-/// Strings are found by [`sampled_hash`] (cheap on kernel names of kilobytes) and compared whole.
+/// Strings are found by a hash of samples of them (cheap on kernel names of kilobytes) and
+/// compared whole.
 /// Strings from a stranger's trace can be made to agree on every sampled byte while differing
 /// elsewhere: all of them would share one hash, and each new one would be compared with all the
 /// others (10^5 such names took minutes). So a string that meets a different string of the same

@@ -11,7 +11,7 @@
 //!   the lowest rank's (0 where either is missing). The assumption is checked, see *clock check*.
 //! - **Collective kernel**: a kernel named as [`collective_kind`] says; every other GPU activity
 //!   is compute.
-//! - **Matching**: replays (graph launches, in the order of [`crate::analyze`]) are matched across
+//! - **Matching**: replays (graph launches, in the order of [`crate::analyze()`]) are matched across
 //!   ranks by index, since every rank replays the same graph the same number of times. Inside a
 //!   replay, the k-th collective kernel (by start; point-to-point ones left out) on every rank is
 //!   one collective. Collectives outside any replay are matched by their order among those. A

@@ -127,7 +127,7 @@ pub fn failures(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// The headers of [`kernel_rows`].
+/// The headers of the rows of a [`KernelTable`].
 pub const KERNEL_HEADER: [&str; 7] =
     ["kernel", "baseline", "current", "shift", "count", "mean per call", "change"];
 
