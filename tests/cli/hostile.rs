@@ -705,3 +705,43 @@ fn names_from_a_trace_cannot_drive_the_terminal_or_forge_a_line() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     roxmltree::Document::parse(&xml).expect("well-formed XML");
 }
+
+#[test]
+fn a_sparse_file_of_gigabytes_is_refused_at_once() {
+    // 8 GiB of which only the opening is written: the rest reads as NUL bytes. The first part
+    // refused it at once, but the text was searched whole for element starts, the run of NULs
+    // walked to its end, and all of it copied for the reference parser to word the failure
+    // (an 8 GiB allocation).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.json");
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(b"{\"traceEvents\":[  ").unwrap();
+    f.set_len(8 << 30).unwrap();
+    drop(f);
+    let on_disk = std::fs::metadata(&path).unwrap().blocks() * 512;
+    if on_disk > 1 << 20 {
+        eprintln!(
+            "note: {} does not keep holes in files ({on_disk} bytes on disk); not run",
+            dir.path().display()
+        );
+        return;
+    }
+    // Unchanged is checked by its metadata and opening: a snapshot would read 8 GiB.
+    let meta = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.len(), m.blocks(), m.mtime(), m.mtime_nsec(), m.mode())
+    };
+    let before = meta(&path);
+    let r = run("sparse", &["analyze", path.to_str().unwrap(), "--format", "json"], Stdin::Null, &[]);
+    assert_eq!(
+        r.error(),
+        format!(
+            "launchguard: error: {}: not a JSON trace: expected value at line 1 column 19",
+            path.display()
+        )
+    );
+    assert_eq!(meta(&path), before);
+    let mut opening = [0u8; 18];
+    std::io::Read::read_exact(&mut std::fs::File::open(&path).unwrap(), &mut opening).unwrap();
+    assert_eq!(&opening, b"{\"traceEvents\":[  ");
+}

@@ -35,6 +35,10 @@ pub(crate) enum Events {
     },
 }
 
+/// How far past a part's nominal start its element start is looked for: far beyond any element
+/// a profiler writes.
+const GUESS_MOST: usize = 16 << 20;
+
 /// The first guessed element start at or after `from`.
 pub(crate) fn guess_start(buf: &[u8], from: usize) -> Option<usize> {
     let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
@@ -69,7 +73,11 @@ pub(crate) fn parse(
     let mut starts = vec![content];
     for k in 1..parts {
         let nominal = content + len / parts * k;
-        if let Some(s) = guess_start(buf, nominal.max(*starts.last().expect("one start") + 1)) {
+        // Within a window: text of gigabytes without an element start (a sparse file of NULs)
+        // is not searched whole before the first part finds it invalid. A part without a start
+        // is read by the part before it.
+        let from = nominal.max(*starts.last().expect("one start") + 1);
+        if let Some(s) = guess_start(&buf[..buf.len().min(from.saturating_add(GUESS_MOST))], from) {
             starts.push(s);
         }
     }

@@ -11,6 +11,9 @@ use std::borrow::Cow;
 
 use super::lexeme::{self, Bad};
 
+/// How far past a bad scalar's start the run of bytes it spans is looked for.
+const SETTLE_MOST: usize = 64 << 10;
+
 /// serde_json refuses the 128th nested array or object.
 pub(crate) const MAX_LEVEL: u32 = 128;
 
@@ -188,7 +191,10 @@ impl<'a> Cursor<'a> {
         match end {
             Ok(end) => self.at = end,
             Err(_) => {
-                let rest = &self.buf[self.at.min(self.buf.len())..];
+                // At most this far: a run of gigabytes (a sparse file of NULs) is not walked,
+                // nor copied for the replay that words the failure.
+                let from = self.at.min(self.buf.len());
+                let rest = &self.buf[from..self.buf.len().min(from.saturating_add(SETTLE_MOST))];
                 self.at += rest.iter().position(|&b| ends_run(b)).unwrap_or(rest.len());
             }
         }

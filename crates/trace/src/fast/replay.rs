@@ -47,20 +47,36 @@ pub(crate) fn count_lines(bytes: &[u8]) -> u64 {
     bytes.chunks(255).map(|c| c.iter().map(|&b| (b == b'\n') as u8).sum::<u8>() as u64).sum()
 }
 
-/// The synthetic opening: the prefix, then line feeds and spaces up to `place`.
-fn opening(bare: bool, place: Place) -> Vec<u8> {
-    let p = prefix(bare);
-    let mut out = p.to_vec();
+/// How many line feeds and spaces follow the prefix to bring serde_json to `place`.
+fn padding(bare: bool, place: Place) -> (u64, u64) {
     if place.lines > 0 {
-        out.resize(out.len() + place.lines as usize, b'\n');
-        out.resize(out.len() + place.column as usize, b' ');
+        (place.lines, place.column)
     } else {
         // The prefix sits on the same line; the restart point is never nearer the line start
         // than the prefix is long, since the real opening precedes it there.
-        out.resize(place.column.max(p.len() as u64) as usize, b' ');
+        (0, place.column.saturating_sub(prefix(bare).len() as u64))
     }
+}
+
+/// The synthetic opening: the prefix, then line feeds and spaces up to `place`.
+fn opening(bare: bool, place: Place) -> Vec<u8> {
+    let (lines, spaces) = padding(bare, place);
+    let mut out = prefix(bare).to_vec();
+    out.resize(out.len() + lines as usize, b'\n');
+    out.resize(out.len() + spaces as usize, b' ');
     out
 }
+
+/// [`opening`] made as it is read: its padding is as long as the text before the restart point
+/// (a whole one-line file, when a minified trace is cut), which must not be held in memory.
+fn opening_reader(bare: bool, place: Place) -> impl Read {
+    let (lines, spaces) = padding(bare, place);
+    prefix(bare).chain(io::repeat(b'\n').take(lines)).chain(io::repeat(b' ').take(spaces))
+}
+
+/// Most bytes of padding and text replayed from one in-memory copy; past it the replay reads
+/// them as a stream (slower, in constant memory).
+const COPY_MOST: u64 = 64 << 20;
 
 /// The reference parser's error, and how many elements of the events array it read from the
 /// restart point on before it (the fast parser refuses a scalar element together with a byte
@@ -93,11 +109,30 @@ impl Replayed {
 /// the reference parser's error, or `None` when it found none before `limit` (then the fast
 /// parser was wrong to stop, and the caller falls back to a full reference run).
 pub(crate) fn slice(buf: &[u8], restart: usize, place: Place, limit: usize, bare: bool) -> Option<Replayed> {
-    let mut doc = opening(bare, place);
-    doc.extend_from_slice(&buf[restart..limit]);
-    let mut de = serde_json::Deserializer::from_slice(&doc);
+    slice_copying(buf, restart, place, limit, bare, COPY_MOST)
+}
+
+/// [`slice`], from one copy when padding and text come to at most `copy_most` bytes.
+fn slice_copying(
+    buf: &[u8],
+    restart: usize,
+    place: Place,
+    limit: usize,
+    bare: bool,
+    copy_most: u64,
+) -> Option<Replayed> {
+    let text = &buf[restart..limit];
+    let (lines, spaces) = padding(bare, place);
     let mut scratch = TimelineBuilder::new();
-    match simple::parse(&mut de, &mut scratch) {
+    let parsed = if lines.saturating_add(spaces).saturating_add(text.len() as u64) <= copy_most {
+        let mut doc = opening(bare, place);
+        doc.extend_from_slice(text);
+        simple::parse(&mut serde_json::Deserializer::from_slice(&doc), &mut scratch)
+    } else {
+        let doc = io::BufReader::with_capacity(1 << 16, opening_reader(bare, place).chain(text));
+        simple::parse(&mut serde_json::Deserializer::from_reader(doc), &mut scratch)
+    };
+    match parsed {
         Ok(_) => None,
         // An end of text that is only the end of the copy is no answer.
         Err(e) if e.classify() == serde_json::error::Category::Eof && limit < buf.len() => None,
@@ -107,7 +142,7 @@ pub(crate) fn slice(buf: &[u8], restart: usize, place: Place, limit: usize, bare
 
 /// Replays a stream: `window` holds the bytes from `place` on, `rest` the stream after them.
 pub(crate) fn stream(window: &[u8], place: Place, bare: bool, rest: impl Read) -> Option<Replayed> {
-    let head = io::Cursor::new(opening(bare, place)).chain(window).chain(rest);
+    let head = opening_reader(bare, place).chain(window).chain(rest);
     let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, head));
     let mut scratch = TimelineBuilder::new();
     let error = simple::parse(&mut de, &mut scratch).err()?;
@@ -127,5 +162,41 @@ mod tests {
         let q = Place::default().advance(text, 0, 4);
         assert_eq!(q.advance(text, 4, 8), p);
         assert_eq!(count_lines(&[b'\n'; 1000]), 1000);
+    }
+
+    #[test]
+    fn a_replay_read_as_a_stream_says_what_one_from_a_copy_says() {
+        // Documents failing on the restart point's line and on a later one, cut or invalid,
+        // restarting after text on one line (a minified trace) and after several lines.
+        let one_line = r#"{"traceEvents":[{"ph":"X","ts":1},{"ph":"X","ts":2},{"ph":"X","ts":3"#;
+        let lines = "{\"traceEvents\":[\n  {\"ph\": \"X\"},\n  {\"ph\": \"X\"},\n  {\"ph\":\n  nul }]}";
+        let cases = [
+            one_line.to_string(),
+            one_line.replace(r#""ts":3"#, r#""ts":3x"#),
+            format!("{one_line}}},\n  {{\"ph\": tru}}]}}"),
+            lines.to_string(),
+            lines.replace("nul", "\"\\q\""),
+        ];
+        let mut checked = 0;
+        for doc in &cases {
+            let buf = doc.as_bytes();
+            // What the reference parser says over the whole document.
+            let mut de = serde_json::Deserializer::from_slice(buf);
+            let whole = simple::parse(&mut de, &mut TimelineBuilder::new()).expect_err("invalid").to_string();
+            // Restart at the start of each element, as the readers do after a complete one.
+            let starts = buf.iter().enumerate().filter(|&(i, &b)| b == b'{' && i > 0).map(|(i, _)| i);
+            for restart in starts {
+                let place = Place::default().advance(buf, 0, restart);
+                let copied = slice_copying(buf, restart, place, buf.len(), false, u64::MAX);
+                let streamed = slice_copying(buf, restart, place, buf.len(), false, 0);
+                let (c, s) = (copied.expect("an error"), streamed.expect("an error"));
+                assert_eq!(c.error.to_string(), whole, "{doc} from {restart}");
+                assert_eq!(s.error.to_string(), whole, "{doc} from {restart}");
+                assert_eq!(c.error.classify(), s.error.classify(), "{doc} from {restart}");
+                assert_eq!(c.read, s.read, "{doc} from {restart}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 10, "{checked}");
     }
 }
