@@ -8,6 +8,7 @@ use launchguard_analysis::analyze::{analyze, Options};
 use launchguard_analysis::model_ranks::RanksAnalysis;
 use launchguard_analysis::ranks::{combine, measure_rank, rank_of, RankPart};
 use launchguard_analysis::Analysis;
+use launchguard_report::escape::one_line;
 use launchguard_trace::{Parser, Trace};
 
 use crate::cli::{AnalyzeArgs, Format, ParserArg};
@@ -127,13 +128,27 @@ pub(crate) fn expand(args: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 fn read(path: &Path, parser: Parser, limits: &launchguard_trace::Limits) -> anyhow::Result<Trace> {
     let trace = launchguard_trace::read_limited(path, parser, limits)?;
     if let Some(why) = &trace.truncated {
+        // A folder's file names are whoever filled it's: escaped, as errors are.
+        let (path, why) = (trace.source.path.display().to_string(), why.to_string());
         eprintln!(
-            "launchguard: warning: {} is truncated ({why}); analyzing the {} complete events read",
-            trace.source.path.display(),
+            "launchguard: warning: {} is truncated ({}); analyzing the {} complete events read",
+            one_line(&path),
+            one_line(&why),
             trace.timeline.events
         );
     }
     Ok(trace)
+}
+
+/// The one of `paths` that a figure's source names (`shown`, a path made text): figures keep
+/// paths as text, and a name that is not UTF-8 is changed by that, so it is never opened as is.
+pub(crate) fn path_of<'a>(paths: &'a [PathBuf], shown: &str) -> anyhow::Result<&'a PathBuf> {
+    let mut found = paths.iter().filter(|p| p.display().to_string() == shown);
+    match (found.next(), found.next()) {
+        (Some(p), None) => Ok(p),
+        (Some(_), Some(_)) => anyhow::bail!("two traces' names read the same as text ({shown}): rename one"),
+        (None, _) => anyhow::bail!("{shown}: not among the traces read"),
+    }
 }
 
 /// Measures the ranks' traces on all cores, each trace dropped once measured: memory holds as many
@@ -197,13 +212,11 @@ fn several(
         Vec::new()
     };
     let worst_alone;
-    let worst_trace: &Trace = match again
-        .iter()
-        .find(|t| t.source.path.display().to_string() == worst.analysis.figures.source.path)
-    {
+    let worst_path = path_of(paths, &worst.analysis.figures.source.path)?;
+    let worst_trace: &Trace = match paths.iter().position(|p| p == worst_path).and_then(|i| again.get(i)) {
         Some(t) => t,
         None => {
-            worst_alone = read(Path::new(&worst.analysis.figures.source.path), parser, limits)?;
+            worst_alone = read(worst_path, parser, limits)?;
             &worst_alone
         }
     };

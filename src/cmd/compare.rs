@@ -189,7 +189,8 @@ fn traces(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<TraceSide> {
     let mut kernels = Vec::new();
     let mut rank_paths = Vec::new();
     for r in &judged.ranks {
-        rank_paths.push((Some(r.rank), PathBuf::from(&r.analysis.figures.source.path)));
+        rank_paths
+            .push((Some(r.rank), super::analyze::path_of(paths, &r.analysis.figures.source.path)?.clone()));
         kernels.push(kernels_of(&r.analysis.figures, Some(r.rank)));
         let f = r.common.as_ref().unwrap_or(&r.whole);
         let occupancy = f.occupancy_excluding_wait.unwrap_or(f.occupancy);

@@ -745,3 +745,19 @@ fn a_sparse_file_of_gigabytes_is_refused_at_once() {
     std::io::Read::read_exact(&mut std::fs::File::open(&path).unwrap(), &mut opening).unwrap();
     assert_eq!(&opening, b"{\"traceEvents\":[  ");
 }
+
+#[test]
+fn a_truncated_trace_s_hostile_name_is_escaped_in_the_warning() {
+    // A folder's file names are whoever filled it's: an escape sequence or a line break in one
+    // reached the terminal raw in the truncation warning (errors were already escaped).
+    let dir = tempfile::tempdir().unwrap();
+    let name = "rank0\u{1b}[2J\u{1b}[31mEVIL\nverdict: PASS.json";
+    let text = trace(&[kernel("k", "0", 1000), kernel("k", "0", 2000)]);
+    std::fs::write(dir.path().join(name), &text.as_bytes()[..text.len() - 20]).unwrap();
+    let r = run("hostile name", &["analyze", dir.path().to_str().unwrap()], Stdin::Null, &[dir.path()]);
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let warning = r.stderr.trim_end();
+    assert!(warning.starts_with("launchguard: warning: "), "{warning:?}");
+    assert!(!warning.contains('\u{1b}') && !warning.contains('\n'), "{warning:?}");
+    assert!(warning.contains("rank0\\x1b[2J\\x1b[31mEVIL\\nverdict: PASS.json is truncated"), "{warning:?}");
+}

@@ -693,3 +693,33 @@ fn ranks_on_two_nodes_get_a_line_per_node() {
     assert!(text.lines().any(|l| l.starts_with("nodes") && l.contains("node-a: rank 0;")), "{text}");
     assert!(text.contains("node-b: rank 1;"), "{text}");
 }
+
+#[test]
+fn ranks_whose_file_names_are_not_utf8_are_read_from_their_own_files() {
+    // The worst rank's trace is read again for the report. It was opened by a path rebuilt from
+    // its name as text, which changes a byte that is not UTF-8 (to U+FFFD): no such file.
+    use std::os::unix::ffi::OsStrExt;
+    let Some(dir) = h200x2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut real = Vec::new();
+    for r in 0..2 {
+        let mut name = format!("tp2_rank{r}-").into_bytes();
+        name.push(0xff);
+        name.extend(b".json.gz");
+        let path = tmp.path().join(std::ffi::OsStr::from_bytes(&name));
+        std::fs::copy(dir.join(format!("tp2_rank{r}.json.gz")), &path).unwrap();
+        real.push(path);
+    }
+    let (code, doc, stderr) = run_json(&[&real[0], &real[1]], &[]);
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    let (_, want, _) = run_json(&[&dir], &[]);
+    assert_eq!(doc["ranks"].as_array().unwrap().len(), 2);
+    for (got, want) in doc["ranks"].as_array().unwrap().iter().zip(want["ranks"].as_array().unwrap()) {
+        assert_eq!(got["rank"], want["rank"]);
+        assert_eq!(got["analysis"]["devices"], want["analysis"]["devices"], "rank {}", got["rank"]);
+    }
+    assert_eq!(doc["checks"], want["checks"]);
+    // The text report, which draws the worst rank from its trace, too.
+    let out = launchguard().arg("analyze").args(&real).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+}
