@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    on_sigbus();
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) => {
@@ -32,6 +33,31 @@ fn main() -> ExitCode {
             eprintln!("launchguard: error: {}", launchguard_report::escape::one_line(&one_line(&e)));
             ExitCode::from(2)
         }
+    }
+}
+
+/// Plain traces are read mapped into memory. One that shrinks while it is read (another process
+/// truncating it), or whose pages cannot be read (a network file system, a bad sector), raises
+/// SIGBUS where the missing page is touched, which would end the process without a word. It ends
+/// as any unreadable input does instead: one line, exit 2. (The handler cannot name the file: it
+/// may only call functions that are safe in a signal handler.)
+fn on_sigbus() {
+    extern "C" fn handler(_: libc::c_int) {
+        const MESSAGE: &[u8] =
+            b"launchguard: error: an input file shrank or could not be read while it was read (SIGBUS)\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is static.
+        unsafe {
+            libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+            libc::_exit(2);
+        }
+    }
+    // SAFETY: a zeroed sigaction is valid (no flags, an empty mask once set); the handler calls
+    // only async-signal-safe functions and never returns.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
     }
 }
 

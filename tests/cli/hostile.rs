@@ -761,3 +761,45 @@ fn a_truncated_trace_s_hostile_name_is_escaped_in_the_warning() {
     assert!(!warning.contains('\u{1b}') && !warning.contains('\n'), "{warning:?}");
     assert!(warning.contains("rank0\\x1b[2J\\x1b[31mEVIL\\nverdict: PASS.json is truncated"), "{warning:?}");
 }
+
+#[test]
+fn a_trace_that_shrinks_while_it_is_read_is_an_error_not_a_crash() {
+    // A plain trace is read mapped; cut short by another process while it is read, the pages
+    // past the new end raise SIGBUS, which killed the process without a word.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinks.json");
+    let one = healthy();
+    let body =
+        &one[one.iter().position(|&b| b == b'[').unwrap() + 1..one.iter().rposition(|&b| b == b']').unwrap()];
+    let mut text = b"{\"traceEvents\":[".to_vec();
+    for k in 0..40 {
+        if k > 0 {
+            text.push(b',');
+        }
+        text.extend_from_slice(body);
+    }
+    text.extend_from_slice(b"]}\n");
+    let mut outcomes = Vec::new();
+    for delay_ms in [0, 5, 20, 50, 100, 200] {
+        std::fs::write(&path, &text).unwrap();
+        let cut = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(delay_ms));
+                std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
+            })
+        };
+        // `run` asserts that launchguard was not killed by a signal.
+        let r = run("shrinks", &["analyze", path.to_str().unwrap(), "--format", "json"], Stdin::Null, &[]);
+        cut.join().unwrap();
+        // Cut before it was read, it is a truncated trace (a warning, then a verdict or an
+        // error); cut while it was read, the error of SIGBUS.
+        let last = r.stderr.trim_end().lines().last().unwrap_or("");
+        if r.code == 2 {
+            assert!(last.starts_with("launchguard: error: "), "{}", r.stderr);
+            assert!(last.ends_with("(SIGBUS)") || last.contains("shrinks.json"), "{}", r.stderr);
+        }
+        outcomes.push((delay_ms, r.code));
+    }
+    eprintln!("delay (ms), exit: {outcomes:?}");
+}

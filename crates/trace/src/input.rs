@@ -131,8 +131,9 @@ pub(crate) fn open_with(path: &Path, limits: &Limits) -> Result<Opened, TraceErr
             Sniff::Gzip => unreachable!("gzip was handled above"),
             Sniff::Refuse(what) => return Err(TraceError::Encoding { path: path.to_path_buf(), what }),
         };
-        // SAFETY: the map is read-only and private to this process; a file truncated under us
-        // by another process is outside what a trace reader can defend against.
+        // SAFETY: the map is read-only and private to this process. A file truncated under us by
+        // another process raises SIGBUS where a missing page is touched; the `launchguard`
+        // binary turns that into its one-line error (src/main.rs), a library user must too.
         let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
         Input::Plain(Mapped { map, start })
     };

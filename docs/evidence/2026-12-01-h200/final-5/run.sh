@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The fifth session's final build on a GPU host (16 cores): the reader's two gzip changes
-# (3aa6c05: a damaged first member found where it ends; 50255d1: a later member's over-long
-# file name refused on many cores as on few), and `analyze` of the labeled H200 traces and of a
-# 300 MB gzip trace. Run from the repository root with .device-carry/s5/ (read-base at bf7e6c7,
-# the shared traces) and .device-carry/f5/ (launchguard and read at the final commit).
+# The fifth session's final build on a GPU host (16 cores): the labeled H200 traces' verdicts;
+# the reader's gzip changes (3aa6c05: a damaged first member found where it ends; 50255d1: a
+# later member's over-long file name refused on many cores as on few, against bf7e6c7); the
+# review's hostile inputs (a sparse file of 8 GiB, a trace cut short while it is read); and
+# `analyze` of a 300 MB gzip trace. Run from the repository root with .device-carry/f5/:
+# launchguard and read at the final commit, read-base at bf7e6c7, t300.json.gz, shared/traces/h200.
 set -u
-S=.device-carry/s5
+S=.device-carry/f5
 F=.device-carry/f5
 T=/tmp/lgt
 mkdir -p $T
@@ -56,5 +57,17 @@ echo "== analyze of t300.json.gz (300 MB of text), 16 cores: wall time and peak 
 for r in 1 2 3; do
   /usr/bin/time -f "wall %e s, peak %M KB" $F/launchguard analyze $F/t300.json.gz > $T/a.txt 2> $T/time.txt; rc=$?
   echo "r$r exit=$rc $(tail -1 $T/time.txt) $(grep -m1 -iE '^verdict|verdict:' $T/a.txt)"
+done
+echo "== a sparse file of 8 GiB (only its opening written), 16 cores"
+printf '{"traceEvents":[  ' > $T/sparse.json; truncate -s 8G $T/sparse.json
+/usr/bin/time -f "wall %e s, peak %M KB" $F/launchguard analyze $T/sparse.json 2>&1; echo "exit=$?"
+rm -f $T/sparse.json
+echo "== a 300 MB trace cut to 4 KiB while it is read, 16 cores"
+gzip -dc $F/t300.json.gz > $T/t300.json
+for d in 0.02 0.05 0.1; do
+  cp $T/t300.json $T/shrinks.json
+  ( sleep $d; truncate -s 4096 $T/shrinks.json ) &
+  $F/launchguard analyze $T/shrinks.json > /dev/null 2> $T/err.txt; rc=$?; wait
+  echo "cut after $d s: exit=$rc $(tail -1 $T/err.txt | cut -c1-160)"
 done
 uptime
