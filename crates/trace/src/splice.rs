@@ -38,9 +38,21 @@ pub fn append_events(path: &Path, extra: &[String], out: &mut dyn Write) -> Resu
         Ok(()) => {
             Err(TraceError::NotATrace { path: path.to_path_buf(), detail: "no traceEvents array".into() })
         }
-        // Cut short after the events were copied: the copy was closed and is valid.
-        Err(_) if state.closed => Ok(()),
+        // Cut short after the events were copied: the copy was closed and is valid. Only an end
+        // of input is a cut; anything else (invalid text, damaged gzip, a cap) is an error, not a
+        // shorter copy.
+        Err(e) if state.closed && is_cut(&e) => Ok(()),
         Err(e) => Err(TraceError::NotJson { path: path.to_path_buf(), detail: e.to_string() }),
+    }
+}
+
+/// Whether the input ended early: the text (serde's end of input) or the gzip stream.
+fn is_cut(e: &serde_json::Error) -> bool {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => true,
+        Category::Io => e.io_error_kind() == Some(std::io::ErrorKind::UnexpectedEof),
+        _ => false,
     }
 }
 
@@ -188,4 +200,37 @@ impl<'de> Visitor<'de> for Events<'_, '_> {
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy of `text` with one event added, or the error.
+    fn copy(text: &[u8]) -> Result<String, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, text).unwrap();
+        let mut out = Vec::new();
+        match append_events(&path, &["{\"added\":1}".to_string()], &mut out) {
+            Ok(()) => Ok(String::from_utf8(out).unwrap()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn only_an_input_cut_short_gives_a_shorter_copy() {
+        let whole = br#"{"traceEvents":[{"a":1},{"b":2},{"c":3}],"x":1}"#;
+        let got = copy(whole).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&got).unwrap();
+        assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 4);
+        // Cut inside the third event: the first two and the added one, closed.
+        let cut = copy(&whole[..whole.len() - 14]).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&cut).unwrap();
+        assert_eq!(doc["traceEvents"], serde_json::json!([{"a": 1}, {"b": 2}, {"added": 1}]));
+        // Invalid text in the same place is not a cut: it was copied as one, and said nothing.
+        let invalid = br#"{"traceEvents":[{"a":1},{"b":2},{"c":3x}],"x":1}"#;
+        let err = copy(invalid).unwrap_err();
+        assert!(err.contains("expected"), "{err}");
+    }
 }
