@@ -58,17 +58,9 @@ fn padding(bare: bool, place: Place) -> (u64, u64) {
     }
 }
 
-/// The synthetic opening: the prefix, then line feeds and spaces up to `place`.
-fn opening(bare: bool, place: Place) -> Vec<u8> {
-    let (lines, spaces) = padding(bare, place);
-    let mut out = prefix(bare).to_vec();
-    out.resize(out.len() + lines as usize, b'\n');
-    out.resize(out.len() + spaces as usize, b' ');
-    out
-}
-
-/// [`opening`] made as it is read: its padding is as long as the text before the restart point
-/// (a whole one-line file, when a minified trace is cut), which must not be held in memory.
+/// The synthetic opening, the prefix then line feeds and spaces up to `place`, made as it is
+/// read: its padding is as long as the text before the restart point (a whole one-line file,
+/// when a minified trace is cut), which is held in memory only below [`COPY_MOST`].
 fn opening_reader(bare: bool, place: Place) -> impl Read {
     let (lines, spaces) = padding(bare, place);
     prefix(bare).chain(io::repeat(b'\n').take(lines)).chain(io::repeat(b' ').take(spaces))
@@ -125,8 +117,8 @@ fn slice_copying(
     let (lines, spaces) = padding(bare, place);
     let mut scratch = TimelineBuilder::new();
     let parsed = if lines.saturating_add(spaces).saturating_add(text.len() as u64) <= copy_most {
-        let mut doc = opening(bare, place);
-        doc.extend_from_slice(text);
+        let mut doc = Vec::new();
+        opening_reader(bare, place).chain(text).read_to_end(&mut doc).ok()?;
         simple::parse(&mut serde_json::Deserializer::from_slice(&doc), &mut scratch)
     } else {
         let doc = io::BufReader::with_capacity(1 << 16, opening_reader(bare, place).chain(text));
