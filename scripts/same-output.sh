@@ -39,9 +39,20 @@ for c in "${cases[@]}"; do
     # shellcheck disable=SC2086
     "$bin" --color never $cmd $args >"$OUT/$side/$n.txt" 2>/dev/null
   done
+  # The report files too: every format each command writes.
+  for side in a b; do
+    bin=$A; [ $side = b ] && bin=$B
+    d=$OUT/$side/$n.reports; mkdir -p "$d"
+    extra=(--junit "$d/r.xml" --markdown "$d/r.md" --html "$d/r.html" --csv "$d/csv")
+    case "$cmd" in analyze*) extra+=(--annotate-trace "$d/annotated.json") ;; esac
+    # shellcheck disable=SC2086
+    "$bin" --color never $cmd $args "${extra[@]}" >/dev/null 2>&1
+  done
   if ! cmp -s "$OUT/a/$n.json" "$OUT/b/$n.json" || ! cmp -s "$OUT/a/$n.rc" "$OUT/b/$n.rc"; then
     echo "DIFFERS (json) $n: $cmd $args"
     fail=1
+  elif ! diff -rq "$OUT/a/$n.reports" "$OUT/b/$n.reports" >/dev/null; then
+    echo "differs (report files) $n: $cmd $args: $(diff -rq "$OUT/a/$n.reports" "$OUT/b/$n.reports" | head -3 | tr '\n' ' ')"
   elif ! cmp -s "$OUT/a/$n.txt" "$OUT/b/$n.txt"; then
     echo "differs (text only) $n: $cmd $args"
   fi

@@ -20,7 +20,7 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
         args.healthy + args.delays.len() as u32 > 0,
         "nothing to run: no healthy runs and no delays"
     );
-    let opts = super::check::options(&args.workload, &args.thresholds, &args.limits, false)?;
+    let opts = super::check::options(&args.workload, &args.thresholds, &args.limits, &args.input, false)?;
     if let Some(dir) = &args.keep_results {
         std::fs::create_dir_all(dir)?;
     }

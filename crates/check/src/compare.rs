@@ -202,7 +202,8 @@ fn run_info(r: &CheckReport) -> RunInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use launchguard_judge::compare::{incompatibility, validate_config, Metric, Outcome};
+    use launchguard_judge::compare::{incompatibility, Metric, Outcome};
+    use launchguard_judge::section::Section as _;
     use launchguard_judge::{Status, Verdict};
 
     /// A real `check --preset reference` result from an H200 (tests/data/compare/README.md).
@@ -419,11 +420,11 @@ mod tests {
 
     #[test]
     fn config_limits_are_validated() {
-        assert!(validate_config(&cfg()).is_ok());
+        assert!(cfg().check_rules().is_ok());
         let bad = |f: fn(&mut CompareConfig)| {
             let mut c = cfg();
             f(&mut c);
-            validate_config(&c).unwrap_err().to_string()
+            c.check_rules().unwrap_err()
         };
         assert!(bad(|c| c.alpha = 0.0).starts_with("compare.alpha"));
         assert!(bad(|c| c.confidence = 1.0).starts_with("compare.confidence"));

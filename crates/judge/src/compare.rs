@@ -484,39 +484,6 @@ fn worst_rank<'m>(metrics: &[&'m Metric]) -> &'m Metric {
         .expect("one metric at least")
 }
 
-/// Checks a configuration's `[compare]` limits.
-pub fn validate_config(c: &CompareConfig) -> Result<(), String> {
-    let open_unit = |name: &str, v: f64| {
-        if v > 0.0 && v < 1.0 {
-            Ok(())
-        } else {
-            Err(format!("compare.{name} must be between 0 and 1 (exclusive), got {v}"))
-        }
-    };
-    open_unit("alpha", c.alpha)?;
-    open_unit("confidence", c.confidence)?;
-    for (name, v) in [
-        ("min_host_shift_us", c.min_host_shift_us),
-        ("min_relative_shift", c.min_relative_shift),
-        ("min_launch_shift_us", c.min_launch_shift_us),
-        ("max_gpu_increase", c.max_gpu_increase),
-        ("max_occupancy_drop", c.max_occupancy_drop),
-        ("min_idle_shift_us", c.min_idle_shift_us),
-        ("max_gaps_increase", c.max_gaps_increase),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(format!("compare.{name} must be a non-negative number, got {v}"));
-        }
-    }
-    if !(MIN_RESAMPLES..=MAX_RESAMPLES).contains(&c.resamples) {
-        return Err(format!(
-            "compare.resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES}, got {}",
-            c.resamples
-        ));
-    }
-    Ok(())
-}
-
 /// Fewer bootstrap resamples make the interval's bounds noise.
 pub const MIN_RESAMPLES: u32 = 100;
 /// More cost seconds per metric and add nothing (the interval settles within a few thousand);

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod ranks;
 pub mod report;
 pub mod run;
+pub mod section;
 pub mod trace;
 pub mod verdict;
 

@@ -648,7 +648,7 @@ mod tests {
         assert_eq!(report.verdict, crate::Verdict::Skip);
         assert!(report.reason.unwrap().starts_with("no graph replay in the trace"));
         let mut s = Settings::default();
-        s.set_by_flag("thresholds.occupancy_fail");
+        s.mark_set(crate::config::ThresholdKey::OccupancyFail);
         let report = crate::analysis(figures(&case), &s);
         assert_eq!(report.verdict, crate::Verdict::Fail);
         assert_eq!(

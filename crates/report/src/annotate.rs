@@ -20,7 +20,6 @@ use launchguard_trace::time::format_ns_as_micros;
 
 use crate::terminal::human_us;
 use crate::{Export, View};
-use launchguard_analysis::spans::Findings;
 
 /// Process id of the added tracks. Linux pids stay below 2^22, so no process of the trace has it
 /// and the tracks never merge with the trace's own. A number, not a name: Perfetto's JSON importer
@@ -57,10 +56,9 @@ impl Export for AnnotatedTrace<'_> {
 
 /// The events to add, each one JSON object.
 pub fn events(view: &View<'_>) -> anyhow::Result<Vec<String>> {
-    let (Some(t), Some(a)) = (view.timeline, view.analysis) else {
-        anyhow::bail!("an annotated trace needs a trace")
+    let (Some(f), Some(a)) = (view.findings, view.analysis) else {
+        anyhow::bail!("an annotated trace needs a trace's spans")
     };
-    let f = Findings::new(t, a)?;
     let mut out = vec![
         meta("process_name", 0, r#"{"name":"launchguard findings"}"#),
         meta("process_sort_index", 0, r#"{"sort_index":-1}"#),
@@ -176,6 +174,7 @@ fn replay_args(r: &Replay) -> String {
 mod tests {
     use super::*;
     use launchguard_analysis::analyze::{analyze, Options};
+    use launchguard_analysis::spans::Findings;
     use serde_json::Value;
 
     /// Two replays of a two-kernel graph with one long gap between them, followed by a key the
@@ -197,8 +196,8 @@ mod tests {
         let analysis =
             launchguard_judge::analysis(analyze(&trace, &Options::default()).unwrap(), &Default::default());
         let doc = crate::Document::of(&analysis).unwrap();
-        let view =
-            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
+        let f = Findings::new(&trace.timeline, &analysis.figures).unwrap();
+        let view = View::of_analysis(&analysis.figures, Some(&f), &analysis.checks, analysis.verdict, &doc);
         let out = AnnotatedTrace { input: &path, gzip }.render(&view).unwrap();
         (out, std::fs::read(&path).unwrap())
     }

@@ -8,15 +8,14 @@ use std::path::{Path, PathBuf};
 use launchguard_analysis::kernels::KernelRow;
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::Findings;
-use launchguard_trace::Timeline;
 
 use crate::{names, View};
 
-/// One trace's part of the tables: its rank (with several), its figures, its records.
+/// One trace's part of the tables: its rank (with several), its figures, its spans.
 struct Part<'a> {
     rank: Option<u64>,
     analysis: &'a Analysis,
-    timeline: Option<&'a Timeline>,
+    findings: Option<&'a Findings>,
 }
 
 /// The traces of the view: each rank's with several ranks, else the one trace.
@@ -29,14 +28,14 @@ fn parts<'a>(view: &View<'a>) -> Vec<Part<'a>> {
             .map(|k| Part {
                 rank: Some(k.rank),
                 analysis: &k.analysis.figures,
-                timeline: r
-                    .timeline_of(k.rank)
-                    .or_else(|| (k.rank == r.detail_rank).then_some(view.timeline).flatten()),
+                findings: r
+                    .findings_of(k.rank)
+                    .or_else(|| (k.rank == r.detail_rank).then_some(view.findings).flatten()),
             })
             .collect(),
         None => view
             .analysis
-            .map(|a| Part { rank: None, analysis: a, timeline: view.timeline })
+            .map(|a| Part { rank: None, analysis: a, findings: view.findings })
             .into_iter()
             .collect(),
     }
@@ -169,8 +168,7 @@ fn gaps(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
     w.write_record(["rank", "device", "start_us", "end_us", "length_us", "over_threshold"])?;
     let micros = |ns: i64| launchguard_trace::time::format_ns_as_micros(ns);
     for p in parts {
-        let Some(t) = p.timeline else { continue };
-        let f = Findings::new(t, p.analysis)?;
+        let Some(f) = p.findings else { continue };
         for d in &f.devices {
             for &(s, e) in &d.gaps {
                 w.write_record([

@@ -411,8 +411,7 @@ mod tests {
             &Default::default(),
         );
         let doc = crate::Document::of(&analysis).unwrap();
-        let one =
-            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
+        let one = View::of_analysis(&analysis.figures, None, &analysis.checks, analysis.verdict, &doc);
         let md = String::from_utf8(Markdown.render(&one).unwrap()).unwrap();
         assert!(!md.contains("#### Ranks") && !md.contains("#### Rank ") && !md.contains("| rank "), "{md}");
         // One trace: its kernel table (one kernel `k`, 2 µs, all of the GPU time).
