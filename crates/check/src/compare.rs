@@ -344,7 +344,10 @@ mod tests {
         assert!(!c.comparable && c.metrics.is_empty());
         let checks = c.checks();
         assert_eq!(checks.len(), 1);
-        assert_eq!((checks[0].id.as_str(), checks[0].status), ("compare.baseline", Status::Warn));
+        assert_eq!(
+            (checks[0].id.to_string(), checks[0].status),
+            ("compare.baseline".to_string(), Status::Warn)
+        );
         assert!(checks[0].message.contains("not compared") && checks[0].message.contains("H100"));
         assert_eq!(c.verdict, Verdict::Warn);
 
@@ -377,7 +380,7 @@ mod tests {
         shift_host(&mut cur, "before", 10.0);
         let c = compare(&base, &cur, &cfg(), false);
         let checks = c.checks();
-        let ids: Vec<&str> = checks.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<String> = checks.iter().map(|c| c.id.to_string()).collect();
         assert_eq!(
             ids,
             [

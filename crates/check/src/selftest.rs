@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use launchguard_judge::{Status, Verdict};
+use launchguard_judge::{CheckId, Status, Verdict};
 
 use crate::{CheckReport, Options};
 
@@ -18,9 +18,9 @@ pub struct Rung {
     /// The check's verdict; `error` when the run itself failed.
     pub verdict: String,
     /// Checks that failed.
-    pub failed: Vec<String>,
+    pub failed: Vec<CheckId>,
     /// Checks that warned.
-    pub warned: Vec<String>,
+    pub warned: Vec<CheckId>,
     /// Host cost per replay before any profiler, p50, µs (rank 0).
     pub host_p50_us: Option<f64>,
     /// GPU time per replay, µs (rank 0).
@@ -141,7 +141,10 @@ pub fn run(
                             .checks()
                             .into_iter()
                             .filter(|c| c.status == Status::Fail)
-                            .map(|c| c.id.trim_start_matches("compare.").to_string())
+                            .map(|c| match c.id {
+                                CheckId::Compare(metric) => metric,
+                                other => other.to_string(),
+                            })
                             .collect();
                         r.baseline_failed = Some(failed);
                     }
@@ -219,7 +222,7 @@ pub fn render_terminal(r: &SelftestReport) -> String {
         } else if g.failed.is_empty() && g.warned.is_empty() {
             "–".to_string()
         } else {
-            let mut parts = g.failed.clone();
+            let mut parts: Vec<String> = g.failed.iter().map(CheckId::to_string).collect();
             parts.extend(g.warned.iter().map(|w| format!("({w})")));
             parts.join(" ")
         };

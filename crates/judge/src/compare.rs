@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::CompareConfig;
 use crate::limits::SMALL_GRAPH_US;
-use crate::verdict::{Check, Status, Verdict};
+use crate::verdict::{Check, CheckId, Status, Verdict};
 
 /// Schema id of [`Comparison`].
 pub const SCHEMA: &str = "launchguard.compare/1";
@@ -390,7 +390,7 @@ impl Comparison {
         let noted = if noted.is_empty() { String::new() } else { format!(" (noted: {})", noted.join(", ")) };
         out.push(match self.incompatibility() {
             Some(why) if self.comparable => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Warn,
                 None,
                 None,
@@ -400,7 +400,7 @@ impl Comparison {
                 "shifts may come from the difference, not from a regression: record a baseline on this setup",
             ),
             Some(why) => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Warn,
                 None,
                 None,
@@ -410,7 +410,7 @@ impl Comparison {
                 "record a baseline on this setup (check --save-baseline), or compare anyway with --force",
             ),
             None => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Pass,
                 None,
                 None,
@@ -447,8 +447,13 @@ impl Comparison {
                     None => format!("rank {rank} (worst of ranks {}): {message}", ranks.join(", ")),
                 };
             }
-            let c =
-                Check::new(&format!("compare.{id}"), worst.status, worst.figures.shift, worst.limit, message);
+            let c = Check::new(
+                CheckId::Compare(id.to_string()),
+                worst.status,
+                worst.figures.shift,
+                worst.limit,
+                message,
+            );
             out.push(if worst.status == Status::Fail {
                 c.with_hint(
                     "compare the inventories of the two results: a new interception layer, library or driver \

@@ -8,7 +8,7 @@ use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::{Findings, RankSpans, RanksSpans};
-use launchguard_judge::{Check, RanksReport, Status};
+use launchguard_judge::{Check, CheckId, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
@@ -572,7 +572,7 @@ fn histograms(checks: &[Check], a: &Analysis, f: &Findings, whose: &str) -> Mark
     let launches: Vec<f64> = a.replays.iter().map(|r| r.launch_us).filter(|v| v.is_finite()).collect();
     let gaps: Vec<f64> =
         f.devices.iter().flat_map(|d| d.gaps.iter().map(|(s, e)| (e - s) as f64 / 1000.0)).collect();
-    let limit = checks.iter().find(|c| c.id == "graph_launch").and_then(|c| c.limit.as_f64());
+    let limit = checks.iter().find(|c| c.id == CheckId::GraphLaunch).and_then(|c| c.limit.as_f64());
     // No launch and no gap: no heading over nothing.
     if launches.is_empty() && gaps.is_empty() {
         return html! {};
@@ -742,12 +742,13 @@ mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
     use crate::PhaseSamples;
+    use launchguard_judge::CheckId;
     use launchguard_judge::{Check, Verdict};
 
     #[test]
     fn check_view_renders_its_phases_side_by_side() {
         let checks = vec![Check::new(
-            "overhead",
+            CheckId::Other("overhead".into()),
             Status::Fail,
             Some(3.1),
             Some(2.0),
@@ -848,7 +849,7 @@ mod tests {
 
     #[test]
     fn no_trace_no_timeline() {
-        let checks = vec![Check::new("torch", Status::Skip, None, None, "no GPU")];
+        let checks = vec![Check::new(CheckId::Other("torch".into()), Status::Skip, None, None, "no GPU")];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let mut view = view_with_checks(&checks, &doc);
         view.verdict = Verdict::Skip;

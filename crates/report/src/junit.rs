@@ -74,14 +74,15 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> an
 mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
+    use launchguard_judge::CheckId;
 
     #[test]
     fn one_testcase_per_check_with_failures_and_skips() {
         let checks = vec![
-            Check::new("occupancy", Status::Fail, Some(0.706), Some(0.8), "busy 70.6% <b>&"),
-            Check::new("gaps", Status::Warn, Some(7.0), Some(5.0), "7 gaps").with_hint("look"),
-            Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
-            Check::new("trace_complete", Status::Pass, Some(9466.0), None, "9466 events read"),
+            Check::new(CheckId::Occupancy, Status::Fail, Some(0.706), Some(0.8), "busy 70.6% <b>&"),
+            Check::new(CheckId::Gaps, Status::Warn, Some(7.0), Some(5.0), "7 gaps").with_hint("look"),
+            Check::new(CheckId::GraphLaunch, Status::Skip, None, None, "no graph launch"),
+            Check::new(CheckId::TraceComplete, Status::Pass, Some(9466.0), None, "9466 events read"),
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let xml = Junit.render(&view_with_checks(&checks, &doc)).unwrap();

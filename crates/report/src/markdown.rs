@@ -35,7 +35,7 @@ impl Export for Markdown {
                     out,
                     "| {} | `{}` | {} | {} | {}{hint} |",
                     status_badge(c.status),
-                    c.id.replace('`', "'"),
+                    c.id.as_str().replace('`', "'"),
                     cell(&value_text(&c.value)),
                     cell(&value_text(&c.limit)),
                     cell(&c.message)
@@ -293,13 +293,14 @@ mod tests {
     use crate::PhaseSamples;
     use crate::View;
     use launchguard_judge::Check;
+    use launchguard_judge::CheckId;
 
     #[test]
     fn verdict_and_one_table_row_per_check() {
         let checks = vec![
-            Check::new("occupancy", Status::Fail, Some(0.706), Some(0.8), "busy | 70.6%")
+            Check::new(CheckId::Occupancy, Status::Fail, Some(0.706), Some(0.8), "busy | 70.6%")
                 .with_hint("look at gaps"),
-            Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
+            Check::new(CheckId::GraphLaunch, Status::Skip, None, None, "no graph launch"),
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let md = String::from_utf8(Markdown.render(&view_with_checks(&checks, &doc)).unwrap()).unwrap();
@@ -442,7 +443,8 @@ mod tests {
 
     #[test]
     fn phases_table_has_percentiles() {
-        let checks = vec![Check::new("overhead", Status::Pass, Some(1.0), Some(2.0), "ok")];
+        let checks =
+            vec![Check::new(CheckId::Other("overhead".into()), Status::Pass, Some(1.0), Some(2.0), "ok")];
         use launchguard_analysis::context::PhaseReport;
         let before = PhaseReport::from_samples(vec![10.0, 20.0, 30.0, 40.0, 50.0], Vec::new(), Some(250.0));
         let profiled = PhaseReport::from_samples(vec![100.0], Vec::new(), None);
