@@ -113,7 +113,7 @@ impl CheckId {
 
 impl std::fmt::Display for CheckId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.as_str())
+        f.pad(&self.as_str())
     }
 }
 
