@@ -355,9 +355,9 @@ fn at_platform() -> Option<String> {
 }
 
 #[cfg(target_arch = "x86_64")]
-const HOW: &str = "this machine's CPU (CPUID and XCR0, read as glibc reads them)";
+const HOW: &str = "this machine's CPU, read from CPUID and XCR0 as glibc reads them";
 #[cfg(not(target_arch = "x86_64"))]
-const HOW: &str = "this machine's CPU (the kernel's AT_HWCAP and AT_HWCAP2)";
+const HOW: &str = "this machine's CPU, from the kernel's AT_HWCAP and AT_HWCAP2";
 
 #[cfg(not(target_arch = "x86_64"))]
 fn host_cpu() -> CpuFacts {

@@ -81,7 +81,7 @@ fn from_file(path: &str, host: &Path) -> Option<Found> {
     let real = host.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Ok(bytes) = read_capped(host, MAX_BYTES) {
         if let Some(version) = banner_version(&bytes) {
-            return Some(Found { version, source: format!("{path} (its version string)") });
+            return Some(Found { version, source: format!("the version string in {path}") });
         }
     }
     // Before 2.34 the files are named by version, the sonames being links to them.
@@ -89,7 +89,7 @@ fn from_file(path: &str, host: &Path) -> Option<Found> {
         .iter()
         .filter_map(|p| real.strip_prefix(p))
         .find_map(|rest| rest.strip_suffix(".so").and_then(|v| GlibcVersion::parse_prefix(v.as_bytes())))?;
-    Some(Found { version, source: format!("{path} (the file name {real})") })
+    Some(Found { version, source: format!("the file name of {path}: {real}") })
 }
 
 /// The version in glibc's banner, `… release version 2.36.` (ld.so's since 2.33, libc's always).
@@ -136,7 +136,7 @@ mod tests {
         let fs = RootFs::new(Some(root.to_path_buf()), 1000);
         let found = read(&fs, "/lib64/ld-linux-x86-64.so.2", &[]).unwrap();
         assert_eq!(found.version, GlibcVersion::new(2, 31));
-        assert!(found.source.contains("the file name ld-2.31.so"), "{}", found.source);
+        assert_eq!(found.source, "the file name of /lib64/ld-linux-x86-64.so.2: ld-2.31.so");
 
         // No loader: libc.so.6's banner.
         let fs = RootFs::new(Some(root.to_path_buf()), 1000);

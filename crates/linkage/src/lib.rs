@@ -118,6 +118,9 @@ pub enum Target {
 /// no torch); a torch installation with one unreadable library of several still reports, with
 /// the failure in `problems`.
 pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, LinkageError> {
+    if let Some(p) = opts.cpu.platform.as_ref().filter(|p| p.is_empty() || p.contains(['/', '\0'])) {
+        return Err(LinkageError::BadPlatform { platform: p.clone() });
+    }
     if let Some(root) = &opts.root {
         if !root.is_dir() {
             return Err(LinkageError::BadRoot { path: root.display().to_string() });

@@ -112,14 +112,14 @@ impl Platform {
             Some(t) if multiarch => (
                 vec![format!("/lib/{t}/"), format!("/usr/lib/{t}/"), "/lib/".into(), "/usr/lib/".into()],
                 format!("lib/{t}"),
-                "a multiarch layout (Debian, Ubuntu)",
+                "the directory layout: multiarch, as Debian and Ubuntu build glibc",
             ),
             _ if arch.is_64 && is_real_dir(fs, "/usr/lib64") => (
                 vec!["/lib64/".into(), "/usr/lib64/".into()],
                 "lib64".into(),
-                "a lib64 layout (Fedora, RHEL, SUSE)",
+                "the directory layout: lib64, as Fedora, RHEL and SUSE build glibc",
             ),
-            _ => (vec!["/lib/".into(), "/usr/lib/".into()], "lib".into(), "a plain lib layout"),
+            _ => (vec!["/lib/".into(), "/usr/lib/".into()], "lib".into(), "the directory layout: plain lib"),
         };
         Platform {
             arch,
