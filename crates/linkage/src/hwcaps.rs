@@ -143,6 +143,20 @@ const S390X_LEGACY: LegacyTable = LegacyTable {
     platforms: &["g5", "z900", "z990", "z9-109", "z10", "z196", "zEC12", "z13", "z14", "z15", "z16"],
 };
 
+/// What one architecture's rules make of a CPU.
+struct CpuRules {
+    /// The legacy tables, where modelled.
+    table: Option<&'static LegacyTable>,
+    /// glibc's `dl_hwcap`.
+    dl_hwcap: u64,
+    /// The platform glibc sets itself, and why.
+    own_platform: Option<(&'static str, String)>,
+    /// The glibc-hwcaps levels the CPU supports, best first.
+    levels: Vec<&'static str>,
+    /// The CPU's level, where the architecture has levels.
+    cpu_level: Option<String>,
+}
+
 /// Derives what the loader of `inputs.glibc` does on `inputs.cpu`.
 pub fn derive(inputs: &Inputs) -> Derived {
     let mut notes = Vec::new();
@@ -150,13 +164,7 @@ pub fn derive(inputs: &Inputs) -> Derived {
     let at_platform = inputs.at_platform.map(|(p, source)| (p.to_string(), source.to_string()));
 
     // The important hwcap bits the CPU has, glibc's own platform, the levels.
-    let (table, dl_hwcap, own_platform, levels, cpu_level): (
-        Option<&LegacyTable>,
-        u64,
-        Option<(&str, String)>,
-        Vec<&str>,
-        Option<String>,
-    ) = match (inputs.family, inputs.cpu) {
+    let CpuRules { table, dl_hwcap, own_platform, levels, cpu_level } = match (inputs.family, inputs.cpu) {
         (Family::X86_64, CpuFacts::X86 { vendor, features }) => {
             let (hwcap, platform) = x86_64_hwcap_and_platform(*vendor, features, v);
             let level = features.level();
@@ -165,9 +173,21 @@ pub fn derive(inputs: &Inputs) -> Derived {
                 0 => "below x86-64".to_string(),
                 l => X86_LEVEL_NAMES[l - 1].to_string(),
             };
-            (Some(&X86_64_LEGACY), hwcap, platform, levels, Some(name))
+            CpuRules {
+                table: Some(&X86_64_LEGACY),
+                dl_hwcap: hwcap,
+                own_platform: platform,
+                levels,
+                cpu_level: Some(name),
+            }
         }
-        (Family::Aarch64, CpuFacts::Aux { hwcap, .. }) => (Some(&AARCH64_LEGACY), *hwcap, None, vec![], None),
+        (Family::Aarch64, CpuFacts::Aux { hwcap, .. }) => CpuRules {
+            table: Some(&AARCH64_LEGACY),
+            dl_hwcap: *hwcap,
+            own_platform: None,
+            levels: vec![],
+            cpu_level: None,
+        },
         (Family::Ppc64le, CpuFacts::Aux { hwcap, hwcap2 }) => {
             let power9 = hwcap2 & (bits::PPC2_ARCH_3_00 | bits::PPC2_IEEE128)
                 == bits::PPC2_ARCH_3_00 | bits::PPC2_IEEE128;
@@ -179,7 +199,13 @@ pub fn derive(inputs: &Inputs) -> Derived {
                 .map(|(n, _)| *n)
                 .collect();
             let name = levels.first().copied().unwrap_or("power8").to_string();
-            (Some(&PPC64_LEGACY), *hwcap, None, levels, Some(name))
+            CpuRules {
+                table: Some(&PPC64_LEGACY),
+                dl_hwcap: *hwcap,
+                own_platform: None,
+                levels,
+                cpu_level: Some(name),
+            }
         }
         (Family::S390x, CpuFacts::Aux { hwcap, .. }) => {
             let has = |b: u64| hwcap & b == b;
@@ -195,9 +221,15 @@ pub fn derive(inputs: &Inputs) -> Derived {
                 .filter(|(n, on)| *on && (*n != "z16" || v.at_least(36)))
                 .map(|(n, _)| *n)
                 .collect();
-            (Some(&S390X_LEGACY), *hwcap, None, levels, Some(name))
+            CpuRules {
+                table: Some(&S390X_LEGACY),
+                dl_hwcap: *hwcap,
+                own_platform: None,
+                levels,
+                cpu_level: Some(name),
+            }
         }
-        _ => (None, 0, None, vec![], None),
+        _ => CpuRules { table: None, dl_hwcap: 0, own_platform: None, levels: vec![], cpu_level: None },
     };
 
     let (platform, platform_source) = match (inputs.platform_flag, own_platform, at_platform) {

@@ -337,7 +337,7 @@ fn parse_new(bytes: &[u8], base: usize) -> Result<(Vec<RawEntry>, Vec<u32>), Str
 /// entries then match no subdirectory, as when ld.so drops the section (a corrupt directory
 /// makes ld.so drop the whole cache; such a cache is not ldconfig's).
 fn hwcaps_section(bytes: &[u8], at: usize, little: bool) -> Vec<u32> {
-    if at == 0 || at % 4 != 0 || u32_at(bytes, at, little) != Some(EXTENSION_MAGIC) {
+    if at == 0 || at & 3 != 0 || u32_at(bytes, at, little) != Some(EXTENSION_MAGIC) {
         return Vec::new();
     }
     let count = u32_at(bytes, at + 4, little).unwrap_or(0) as usize;
@@ -352,7 +352,7 @@ fn hwcaps_section(bytes: &[u8], at: usize, little: bool) -> Vec<u32> {
             break;
         };
         let (offset, size) = (offset as usize, size as usize);
-        if tag != TAG_GLIBC_HWCAPS || size == 0 || offset % 4 != 0 || size % 4 != 0 {
+        if tag != TAG_GLIBC_HWCAPS || size == 0 || (offset | size) & 3 != 0 {
             continue;
         }
         match offset.checked_add(size) {

@@ -267,7 +267,7 @@ pub enum Probe {
 #[derive(Debug)]
 pub enum CacheState {
     /// Parsed.
-    Loaded(LdCache),
+    Loaded(Box<LdCache>),
     /// Absent: the loader goes straight to the system directories.
     Missing,
     /// Present but unusable; the message says why.
@@ -371,7 +371,7 @@ impl SearchEnv {
             Err(e) => CacheState::Broken(e.to_string()),
             Ok(host) => match read_capped(&host, limits.max_cache_bytes()) {
                 Ok(bytes) => match LdCache::parse(bytes) {
-                    Ok(c) => CacheState::Loaded(c),
+                    Ok(c) => CacheState::Loaded(Box::new(c)),
                     Err(e) => CacheState::Broken(e),
                 },
                 Err(InputError::TooLarge { size, .. }) => {
