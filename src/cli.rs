@@ -221,9 +221,11 @@ pub enum ParserArg {
     Fast,
     /// serde_json, event by event: the reference the fast parser is tested against.
     Simple,
-    /// Candidate reader on sonic-rs (issue 19, measured in docs/benchmarks.md).
+    /// Candidate reader on sonic-rs (measured in docs/benchmarks.md; feature `candidate-parsers`).
+    #[cfg(feature = "candidate-parsers")]
     Sonic,
-    /// Candidate reader on simd-json (issue 19; timestamps through f64).
+    /// Candidate reader on simd-json (timestamps through f64; feature `candidate-parsers`).
+    #[cfg(feature = "candidate-parsers")]
     SimdJson,
 }
 

@@ -25,7 +25,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
     let parser = match args.parser {
         ParserArg::Fast => Parser::Fast,
         ParserArg::Simple => Parser::Simple,
+        #[cfg(feature = "candidate-parsers")]
         ParserArg::Sonic => Parser::Sonic,
+        #[cfg(feature = "candidate-parsers")]
         ParserArg::SimdJson => Parser::SimdJson,
     };
     let limits = super::settings::input(&settings, &args.input)?;

@@ -1,5 +1,6 @@
-//! Reading throughput of every reader (the hand-written `fast`, the candidates on sonic-rs and
-//! simd-json, the serde reference): `cargo bench -p launchguard-trace --bench read`.
+//! Reading throughput of every reader (the hand-written `fast`, the serde reference, and with
+//! `--features candidates` the readers on sonic-rs and simd-json):
+//! `cargo bench -p launchguard-trace --bench read --features candidates`.
 //! `LG_BENCH_READERS` picks some of them (`fast sonic simd-json simple`).
 //!
 //! Reads the traces named in `LG_BENCH_TRACES` (space-separated paths, e.g. those bench/gen_trace.py
@@ -71,9 +72,12 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text_bytes as u64)).sample_size(10);
         let readers = [
             ("fast", Parser::Fast),
-            ("sonic", Parser::Sonic),
-            ("simd-json", Parser::SimdJson),
             ("simple", Parser::Simple),
+            // `--features candidates` adds the readers on sonic-rs and simd-json.
+            #[cfg(feature = "candidates")]
+            ("sonic", Parser::Sonic),
+            #[cfg(feature = "candidates")]
+            ("simd-json", Parser::SimdJson),
         ];
         let wanted =
             std::env::var("LG_BENCH_READERS").unwrap_or_else(|_| "fast sonic simd-json simple".into());
