@@ -76,52 +76,34 @@ impl FromStr for CpuVendor {
     }
 }
 
-/// One x86-64 feature glibc's loader looks at.
+/// One x86-64 feature glibc's loader looks at, named as glibc's cpu-features.h names it
+/// (`LAHF64_SAHF64` is `Lahf64`), except `Baseline`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum X86 {
     /// The x86-64 baseline (get_isa_level's first test), one bit for all of it: CMOV, CX8, FPU,
     /// FXSR, MMX, SSE, SSE2.
     Baseline,
-    #[allow(missing_docs)]
     Cmpxchg16b,
-    #[allow(missing_docs)]
     Lahf64,
-    #[allow(missing_docs)]
     Popcnt,
-    #[allow(missing_docs)]
     Sse3,
-    #[allow(missing_docs)]
     Ssse3,
-    #[allow(missing_docs)]
     Sse41,
-    #[allow(missing_docs)]
     Sse42,
-    #[allow(missing_docs)]
     Avx,
-    #[allow(missing_docs)]
     Avx2,
-    #[allow(missing_docs)]
     Bmi1,
-    #[allow(missing_docs)]
     Bmi2,
-    #[allow(missing_docs)]
     F16c,
-    #[allow(missing_docs)]
     Fma,
-    #[allow(missing_docs)]
     Lzcnt,
-    #[allow(missing_docs)]
     Movbe,
-    #[allow(missing_docs)]
     Avx512f,
-    #[allow(missing_docs)]
     Avx512bw,
-    #[allow(missing_docs)]
     Avx512cd,
-    #[allow(missing_docs)]
     Avx512dq,
-    #[allow(missing_docs)]
     Avx512vl,
     /// Xeon Phi only.
     Avx512er,
@@ -316,6 +298,14 @@ impl CpuFacts {
                 CpuFacts::X86 { vendor: CpuVendor::Other, features: X86Features::of(X86_LEVELS[0]) }
             }
             _ => CpuFacts::Aux { hwcap: 0, hwcap2: 0 },
+        }
+    }
+
+    /// The same CPU made by `vendor`, where the maker matters (x86-64) and one is given.
+    pub fn with_vendor(self, vendor: Option<CpuVendor>) -> CpuFacts {
+        match (self, vendor) {
+            (CpuFacts::X86 { features, .. }, Some(vendor)) => CpuFacts::X86 { vendor, features },
+            (cpu, _) => cpu,
         }
     }
 

@@ -133,10 +133,6 @@ pub fn setup(
     // The CPU: a level given, else this machine's (of the same architecture), else the baseline.
     let host_vendor = machine.cpu.vendor();
     let vendor = choice.vendor.or(if same_arch { host_vendor } else { None });
-    let vendor_source = |default: &str| match choice.vendor {
-        Some(_) => "--cpu-vendor".to_string(),
-        None => default.to_string(),
-    };
     let by_level = choice.level.and_then(|level| {
         let cpu = CpuFacts::of_level(family, level, vendor.unwrap_or(CpuVendor::Other));
         if cpu.is_none() {
@@ -155,10 +151,7 @@ pub fn setup(
             (cpu, format!("--cpu-level{vendor_note}"), kernel_platform(platform, Some(level)))
         }
         None if same_arch => {
-            let cpu = match (machine.cpu.clone(), choice.vendor) {
-                (CpuFacts::X86 { features, .. }, Some(v)) => CpuFacts::X86 { vendor: v, features },
-                (cpu, _) => cpu,
-            };
+            let cpu = machine.cpu.clone().with_vendor(choice.vendor);
             let source = match choice.vendor {
                 Some(_) => format!("{}, with --cpu-vendor", machine.how),
                 None => machine.how.to_string(),
@@ -167,13 +160,10 @@ pub fn setup(
             (cpu, source, at)
         }
         None => {
-            let cpu = match (CpuFacts::baseline(family), vendor) {
-                (CpuFacts::X86 { features, .. }, Some(v)) => CpuFacts::X86 { vendor: v, features },
-                (cpu, _) => cpu,
-            };
+            let cpu = CpuFacts::baseline(family).with_vendor(vendor);
             let source = format!(
                 "assumed: the baseline of {arch}, not this machine's architecture ({}); --cpu-level names another",
-                vendor_source("vendor unknown")
+                if choice.vendor.is_some() { "--cpu-vendor" } else { "vendor unknown" }
             );
             (cpu, source, kernel_platform(platform, None))
         }
