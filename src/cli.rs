@@ -293,6 +293,17 @@ pub struct LinkageArgs {
     /// Inspect an unpacked container filesystem as if it were /.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Resolve as on a CPU of this level instead of this machine's (x86-64, x86-64-v2,
+    /// x86-64-v3, x86-64-v4, power8, power9, power10, z196, z13 … z16).
+    #[arg(long, value_name = "LEVEL")]
+    pub cpu_level: Option<launchguard_linkage::CpuLevel>,
+    /// Resolve as on a CPU of this maker (intel, amd, other): glibc sets $PLATFORM to haswell
+    /// on Intel CPUs with AVX2.
+    #[arg(long, value_name = "VENDOR")]
+    pub cpu_vendor: Option<launchguard_linkage::CpuVendor>,
+    /// The value of $PLATFORM, whatever glibc would set.
+    #[arg(long, value_name = "NAME")]
+    pub platform: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use launchguard_linkage::{forbidden, inspect, render_terminal, Limits, Options, Target};
+use launchguard_linkage::{forbidden, inspect, render_terminal, CpuChoice, Limits, Options, Target};
 
 use crate::cli::{Format, LinkageArgs};
 
@@ -25,7 +25,8 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         max_cache_mib: args.max_cache_mib,
         max_dir_entries: args.max_dir_entries,
     };
-    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits })?;
+    let cpu = CpuChoice { level: args.cpu_level, vendor: args.cpu_vendor, platform: args.platform.clone() };
+    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits, cpu })?;
     let violations = forbidden(&report, &forbid)?;
     let text = match args.format {
         Format::Text => {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify_library_name, compare_versions, Backend, LibraryKind};
+use crate::loader::LoaderAssumption;
 use crate::resolve::Closure;
 
 /// The schema name in every report.
@@ -45,6 +46,11 @@ pub struct LinkageReport {
     pub problems: Vec<String>,
     /// Facts that change nothing but explain (dependency cycles, LD_LIBRARY_PATH applied).
     pub notes: Vec<String>,
+    /// What the resolution assumed about the loader that would run — glibc version, CPU,
+    /// `$PLATFORM`, `$LIB`, hwcap subdirectories — and where each came from (`null` in
+    /// reports written before it existed, or when no library could be read).
+    #[serde(default)]
+    pub loader: Option<LoaderAssumption>,
 }
 
 /// One profiler or interception library found.
@@ -205,6 +211,7 @@ impl LinkageReport {
             unresolved,
             problems,
             notes,
+            loader: closures.iter().find_map(|c| c.loader.clone()),
         }
     }
 }
@@ -287,6 +294,9 @@ pub fn render_terminal(report: &LinkageReport, color: bool) -> String {
     }
     for lib in &report.inspected {
         let _ = writeln!(out, "  inspected  {lib}");
+    }
+    for (i, line) in report.loader.iter().flat_map(LoaderAssumption::describe).enumerate() {
+        let _ = writeln!(out, "  {:<10} {line}", if i == 0 { "loader" } else { "" });
     }
     let backend = report.profiler_backend.as_str();
     let backend_style = match report.profiler_backend {
@@ -392,6 +402,7 @@ mod tests {
             }],
             problems: vec!["something unreadable".into()],
             notes: vec!["dependency cycle: a → b → a".into()],
+            loader: None,
         }
     }
 
