@@ -124,10 +124,10 @@ impl ReportArgs {
 
 impl ReportFiles {
     /// The files asked for, with their flags.
-    pub fn asked(&self) -> Vec<(&'static str, &PathBuf)> {
+    pub fn asked(&self) -> Vec<(&'static str, &std::path::Path)> {
         [("--junit", &self.junit), ("--markdown", &self.markdown), ("--html", &self.html)]
             .into_iter()
-            .filter_map(|(flag, p)| Some((flag, p.as_ref()?)))
+            .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
             .collect()
     }
 }

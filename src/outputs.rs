@@ -4,15 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use launchguard_pipeline::{Drawing, Judged, JudgedRun};
-use launchguard_report::annotate::AnnotatedTrace;
-use launchguard_report::html::Html;
-use launchguard_report::junit::Junit;
-use launchguard_report::markdown::Markdown;
-use launchguard_report::{
-    json::Json, terminal::Terminal, write_atomic_with, Document, Export, PhaseSamples, RanksDrawn, View,
-};
+use launchguard_report::{render, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View};
 
-use crate::cli::{Format, ReportArgs};
+use crate::cli::{Format, ReportArgs, ReportFiles};
 
 /// Says on standard error what the reader noticed (a trace cut short), escaped: file names and
 /// reasons come from the input.
@@ -77,12 +71,7 @@ pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow
                 .with_reason(r.reason.as_deref())
                 .with_ranks(r, worst.rank)
                 .with_rank_spans(ranks_drawn(run.drawing.as_ref()));
-            write_reports(&view, reports, &run.inputs, &inputs_of(run))?;
-            let bytes = match format {
-                Format::Text => launchguard_report::ranks_terminal::render(r).into_bytes(),
-                Format::Json => document.to_file_bytes(),
-            };
-            print(&bytes, format)
+            emit(&view, format, reports, &run.inputs, &inputs_of(run))
         }
     }
 }
@@ -103,11 +92,16 @@ pub fn emit(
     // Render the files first: a report that cannot be written is an error (exit 2) before
     // anything is printed as if all went well.
     write_reports(view, reports, copies, inputs)?;
-    let bytes = match format {
-        Format::Text => Terminal.render(view)?,
-        Format::Json => Json.render(view)?,
+    print_doc(&Doc::Run(view), format)
+}
+
+/// Renders `doc` in `format` to standard output.
+pub fn print_doc(doc: &Doc<'_>, format: Format) -> anyhow::Result<()> {
+    let kind = match format {
+        Format::Text => Kind::Text,
+        Format::Json => Kind::Json,
     };
-    print(&bytes, format)
+    print(&render(doc, kind)?.into_bytes(), format)
 }
 
 /// Writes a rendering to standard output: the readable report coloured where the output is a
@@ -146,16 +140,8 @@ pub(crate) fn write_reports(
     copies: &[(Option<u64>, PathBuf)],
     inputs: &[&Path],
 ) -> anyhow::Result<()> {
-    // (output, flag, what): the annotated copies per rank need their rank's own view.
-    let mut jobs: Vec<(PathBuf, &str, Job)> = Vec::new();
-    for (flag, p) in reports.files.asked() {
-        let export: &dyn Export = match flag {
-            "--junit" => &Junit,
-            "--markdown" => &Markdown,
-            _ => &Html,
-        };
-        jobs.push((p.clone(), flag, Job::Whole(export)));
-    }
+    // The annotated copies, each with its rank's own view: (output, rank, input).
+    let mut annotated: Vec<(PathBuf, Option<u64>, &Path)> = Vec::new();
     if let Some(path) = &reports.annotate_trace {
         match (view.ranks, copies) {
             (Some(r), _) => {
@@ -167,48 +153,101 @@ pub(crate) fn write_reports(
                             k.rank
                         )
                     })?;
-                    let out = launchguard_check::kept_path(path, k.rank as u32, n);
-                    jobs.push((out, "--annotate-trace", Job::Rank(k.rank, input.1.clone())));
+                    annotated.push((
+                        launchguard_check::kept_path(path, k.rank as u32, n),
+                        Some(k.rank),
+                        &input.1,
+                    ));
                 }
             }
-            (None, [(_, input)]) => {
-                jobs.push((path.clone(), "--annotate-trace", Job::Annotate(input.clone())))
-            }
+            (None, [(_, input)]) => annotated.push((path.clone(), None, input)),
             (None, _) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
         }
     }
-    let outputs: Vec<(&str, &Path)> = jobs.iter().map(|(p, flag, _)| (*flag, p.as_path())).collect();
+    let mut outputs = reports.files.asked();
+    outputs.extend(annotated.iter().map(|(p, _, _)| ("--annotate-trace", p.as_path())));
     refuse_clashes(&outputs, inputs)?;
-    for (path, _, job) in &jobs {
+    write_files(&Doc::Run(view), &reports.files)?;
+    for (path, rank, input) in &annotated {
         let gzip = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        match job {
-            Job::Whole(export) => write_atomic_with(path, |w| export.write_to(view, w))?,
-            Job::Annotate(input) => write_atomic_with(path, |w| {
-                AnnotatedTrace { input: input.as_path(), gzip }.write_to(view, w)
-            })?,
-            Job::Rank(rank, input) => {
-                let r = view.ranks.expect("rank jobs come with ranks");
+        let one;
+        let v = match (rank, view.ranks) {
+            (Some(rank), Some(r)) => {
                 let k = r.analysis.ranks.iter().find(|k| k.rank == *rank).expect("a rank of the view");
-                let one = View::of_analysis(
+                one = View::of_analysis(
                     &k.analysis.figures,
                     r.findings_of(*rank),
                     &k.analysis.checks,
                     k.analysis.verdict,
                     view.document,
                 );
-                write_atomic_with(path, |w| {
-                    AnnotatedTrace { input: input.as_path(), gzip }.write_to(&one, w)
-                })?
+                &one
             }
-        }
+            _ => view,
+        };
+        write_atomic_with(path, |w| Ok(launchguard_report::annotate::write(v, input, gzip, w)?))?;
         wrote(path);
     }
-    if let Some(dir) = &reports.csv {
-        for path in launchguard_report::csv_tables::write_dir(view, dir)? {
-            wrote(&path);
+    write_csv(&Doc::Run(view), reports.csv.as_deref())
+}
+
+/// Writes the one-file reports asked for (`--junit`, `--markdown`, `--html`), each named on
+/// standard error.
+pub(crate) fn write_files(doc: &Doc<'_>, files: &ReportFiles) -> anyhow::Result<()> {
+    for (flag, path) in files.asked() {
+        let kind = match flag {
+            "--junit" => Kind::Junit,
+            "--markdown" => Kind::Markdown,
+            _ => Kind::Html,
+        };
+        write_atomic(path, &render(doc, kind)?.into_bytes())?;
+        wrote(path);
+    }
+    Ok(())
+}
+
+/// Writes the CSV tables into their folder (`--csv DIR`, created when missing), each named on
+/// standard error.
+pub(crate) fn write_csv(doc: &Doc<'_>, csv: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(dir) = csv {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
+        if let Rendered::Tables(tables) = render(doc, Kind::Csv)? {
+            for (name, bytes) in tables {
+                let path = dir.join(name);
+                write_atomic(&path, &bytes)?;
+                wrote(&path);
+            }
         }
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` by `launchguard_files`' rules (a regular file replaced atomically, a
+/// FIFO or `/dev/stdout` written into, nothing else), the path named in the error.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic_with(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// Streams `fill`'s output to `path`, for outputs too large to hold (an annotated copy of a large
+/// trace). When `fill` fails, its error is returned and `path` is left as it was.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    // The renderer's own error, kept whole rather than flattened into an I/O error.
+    let mut failed = None;
+    let written = launchguard_files::write_atomic_with(path, |w| {
+        fill(w).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            failed = Some(e);
+            io
+        })
+    });
+    match (written, failed) {
+        (_, Some(e)) => Err(e.context(format!("cannot write {}", path.display()))),
+        (Err(e), None) => Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display()))),
+        (Ok(()), None) => Ok(()),
+    }
 }
 
 /// Refuses outputs `(flag, path)` that would overwrite an input, or each other.
@@ -227,16 +266,6 @@ pub(crate) fn refuse_clashes(outputs: &[(&str, &Path)], inputs: &[&Path]) -> any
         }
     }
     Ok(())
-}
-
-/// What one report file is.
-enum Job<'a> {
-    /// A rendering of the whole view.
-    Whole(&'a dyn Export),
-    /// The annotated copy of the one trace.
-    Annotate(PathBuf),
-    /// The annotated copy of one rank's trace, read from the file given.
-    Rank(u64, PathBuf),
 }
 
 /// Whether two paths name the same file (a link to it included), or would: equal paths of files

@@ -206,13 +206,8 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
     };
     let bytes = document.to_file_bytes();
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {
-        launchguard_report::write_atomic(path, &bytes)?;
+        outputs::write_atomic(path, &bytes)?;
         outputs::wrote(path);
-    }
-    if let (Format::Text, Some(across)) = (args.format, &report.across) {
-        // The ranks side by side first; the report below is rank 0's trace and every check.
-        let text = launchguard_report::ranks_terminal::render(across);
-        outputs::print(format!("{text}\n").as_bytes(), Format::Text)?;
     }
     // The traces check measured lie in a temporary folder: an annotated copy copies the kept ones.
     let tp = report.ranks.len().max(1) as u32;

@@ -14,9 +14,10 @@ use launchguard_judge::compare::{self as judge, Comparison, RunInfo};
 use launchguard_judge::Settings;
 use launchguard_pipeline::{inputs, Judged, JudgedRun, Keep, ReadOptions};
 
-use crate::cli::{CompareArgs, CompareReportArgs, Format};
+use crate::cli::CompareArgs;
 use crate::outputs;
 use launchguard_report::compare as report;
+use launchguard_report::Doc;
 
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let settings = super::settings::compare(args.config.as_deref(), &args.limits)?;
@@ -44,51 +45,23 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     }
     // Report files first: one that cannot be written is an error (exit 2) before anything is
     // printed as if all went well.
-    write_reports(&c, &args.reports, [&baseline, &current])?;
-    let text = match args.format {
-        Format::Text => launchguard_report::compare::render_terminal(&c),
-        Format::Json => serde_json::to_string_pretty(&c)? + "\n",
-    };
-    outputs::print(text.as_bytes(), args.format)?;
+    let inputs: Vec<&Path> = [&baseline, &current].iter().flat_map(|s| s.paths()).collect();
+    outputs::refuse_clashes(&args.reports.files.asked(), &inputs)?;
+    let doc = Doc::Compare(&c, traces(&c, [&baseline, &current]));
+    outputs::write_files(&doc, &args.reports.files)?;
+    outputs::write_csv(&doc, args.reports.csv.as_deref())?;
+    outputs::print_doc(&doc, args.format)?;
     Ok(c.verdict.exit_code() as u8)
 }
 
-/// Writes every report file asked for; none may overwrite an input.
-fn write_reports(c: &Comparison, reports: &CompareReportArgs, sides: [&Side; 2]) -> anyhow::Result<()> {
-    let inputs: Vec<&Path> = sides.iter().flat_map(|s| s.paths()).collect();
-    let files = reports.files.asked();
-    let outputs: Vec<(&str, &Path)> = files.iter().map(|(flag, p)| (*flag, p.as_path())).collect();
-    outputs::refuse_clashes(&outputs, &inputs)?;
-    for (flag, path) in files {
-        let bytes = match flag {
-            "--junit" => report::junit::render(c)?,
-            "--markdown" => report::markdown::render(c).into_bytes(),
-            _ => html(c, sides)?,
-        };
-        launchguard_report::write_atomic(path, &bytes)?;
-        outputs::wrote(path);
-    }
-    if let Some(dir) = &reports.csv {
-        for path in report::csv::write_dir(c, dir)? {
-            outputs::wrote(&path);
-        }
-    }
-    Ok(())
-}
-
-/// The HTML page; for traces, with the two timelines of one rank: the rank of the first
+/// For traces, the two timelines the HTML page draws, of one rank: the rank of the first
 /// regression, else the lowest rank.
-fn html(c: &Comparison, sides: [&Side; 2]) -> anyhow::Result<Vec<u8>> {
-    let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else {
-        return report::html::render(c, None);
-    };
+fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<[report::html::TraceSide<'a>; 2]> {
+    let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else { return None };
     let failing =
         c.metrics.iter().find(|m| m.status == launchguard_judge::Status::Fail).and_then(|m| m.figures.rank);
     let rank = failing.or_else(|| b.run.inputs.iter().filter_map(|p| p.0).min());
-    match (drawn_side(b, rank), drawn_side(k, rank)) {
-        (Some(x), Some(y)) => report::html::render(c, Some([x, y])),
-        _ => report::html::render(c, None),
-    }
+    Some([drawn_side(b, rank)?, drawn_side(k, rank)?])
 }
 
 /// What one side draws: `rank`'s trace, else its first.

@@ -43,9 +43,8 @@
 //! image is resolved with glibc's rules (and says so).
 //!
 //! ```no_run
-//! use launchguard_linkage::{inspect, render_terminal, Options, Target};
+//! use launchguard_linkage::{inspect, Options, Target};
 //! let report = inspect(&Target::Python("python3".into()), &Options::default())?;
-//! print!("{}", render_terminal(&report, false));
 //! println!("{}", serde_json::to_string_pretty(&report).unwrap());
 //! # Ok::<(), launchguard_linkage::LinkageError>(())
 //! ```
@@ -78,9 +77,7 @@ pub use cpu::{CpuLevel, CpuVendor};
 pub use error::LinkageError;
 pub use limits::Limits;
 pub use loader::{CpuChoice, LoaderAssumption};
-pub use report::{
-    render_terminal, Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA,
-};
+pub use report::{Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA};
 pub use torch::TORCH_LIBRARIES;
 
 use rootfs::RootFs;

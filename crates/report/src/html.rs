@@ -14,31 +14,27 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
 use crate::terminal::{human_bytes, human_us};
 use crate::timeline_svg::{self as tl, Preset, Row};
-use crate::{value_text, Export, View};
+use crate::{value_text, View};
 
-/// The HTML report.
-pub struct Html;
-
-impl Export for Html {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        // Every rank's spans, when the view has them: each rank gets its own detail, and the
-        // ranks are drawn on one clock.
-        let spans = view.ranks.as_ref().and_then(|r| r.drawn).map(|d| d.across);
-        let mut details = Vec::new();
-        if let Some(r) = &view.ranks {
-            for k in &r.analysis.ranks {
-                if let Some(findings) = r.findings_of(k.rank) {
-                    details.push(RankDetail {
-                        rank: k.rank,
-                        analysis: &k.analysis.figures,
-                        checks: &k.analysis.checks,
-                        findings,
-                    });
-                }
+/// The HTML page of a run.
+pub(crate) fn run(view: &View<'_>) -> String {
+    // Every rank's spans, when the view has them: each rank gets its own detail, and the
+    // ranks are drawn on one clock.
+    let spans = view.ranks.as_ref().and_then(|r| r.drawn).map(|d| d.across);
+    let mut details = Vec::new();
+    if let Some(r) = &view.ranks {
+        for k in &r.analysis.ranks {
+            if let Some(findings) = r.findings_of(k.rank) {
+                details.push(RankDetail {
+                    rank: k.rank,
+                    analysis: &k.analysis.figures,
+                    checks: &k.analysis.checks,
+                    findings,
+                });
             }
         }
-        Ok(page(view, view.findings, &details, spans).into_string().into_bytes())
     }
+    page(view, view.findings, &details, spans).into_string()
 }
 
 /// One rank's trace, ready to draw.
@@ -775,7 +771,7 @@ mod tests {
         let mut view = view_with_checks(&checks, &doc);
         view.command = "check";
         view.phases = &phases;
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         assert!(html.contains("Host cost per replay, by phase"));
         for label in ["before (100)", "profiled (100)", "after (100)"] {
             assert!(html.contains(label), "box plot labelled {label}");
@@ -807,7 +803,7 @@ mod tests {
         r.warnings = vec!["rank 1 <b>late</b>".to_string()];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         let ranks = section(&html, "ranks").expect("a ranks section");
         // Two tables of a row per rank: the common window (with the verdict), then the own one.
         let rows: Vec<&str> = ranks.split("<tr class=\"s-").skip(1).collect();
@@ -854,7 +850,7 @@ mod tests {
         let mut view = view_with_checks(&checks, &doc);
         view.verdict = Verdict::Skip;
         view.reason = Some("no GPU on this machine");
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         assert!(html.contains("no GPU on this machine") && !html.contains("GPU timeline"));
         assert!(html.contains("class=\"verdict v-skip\""));
         assert!(section(&html, "ranks").is_none(), "one result, no ranks section");

@@ -5,26 +5,23 @@
 use launchguard_judge::{Check, Status};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::{value_text, Export, View};
+use crate::error::Result;
+use crate::{value_text, View};
 
-/// JUnit XML report.
-pub struct Junit;
-
-impl Export for Junit {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut properties = vec![("verdict", view.verdict.as_str().to_string())];
-        if let Some(a) = view.analysis {
-            properties.push(("trace", a.source.path.clone()));
-        }
-        if let Some(r) = view.reason {
-            properties.push(("reason", r.to_string()));
-        }
-        xml(view.command, &properties, view.checks)
+/// The JUnit XML of a run's checks.
+pub(crate) fn run(view: &View<'_>) -> Result<Vec<u8>> {
+    let mut properties = vec![("verdict", view.verdict.as_str().to_string())];
+    if let Some(a) = view.analysis {
+        properties.push(("trace", a.source.path.clone()));
     }
+    if let Some(r) = view.reason {
+        properties.push(("reason", r.to_string()));
+    }
+    xml(view.command, &properties, view.checks)
 }
 
 /// The JUnit XML of `command`'s checks: one suite with `properties`, one testcase per check.
-pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> anyhow::Result<Vec<u8>> {
+pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Result<Vec<u8>> {
     let classname = format!("launchguard.{command}");
     let mut suite = TestSuite::new(format!("launchguard {command}"));
     for (name, value) in properties {
@@ -85,7 +82,7 @@ mod tests {
             Check::new(CheckId::TraceComplete, Status::Pass, Some(9466.0), None, "9466 events read"),
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
-        let xml = Junit.render(&view_with_checks(&checks, &doc)).unwrap();
+        let xml = run(&view_with_checks(&checks, &doc)).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
         let root = doc.root_element();

@@ -1,20 +1,24 @@
-//! Renderers of launchguard results. Each format is one small module behind [`Export`], fed the
-//! same [`View`], as hyperfine does for its exports.
+//! Renderers of launchguard results. Every document kind ([`Doc`]) meets every format ([`Kind`])
+//! in [`render()`], one exhaustive match; each format is one small module. A run (`analyze`,
+//! `check`) is rendered from one [`View`]; text from an input is escaped for a terminal in one
+//! place ([`escape`]).
 
 pub mod annotate;
-pub mod atomic;
 mod charts;
 pub mod compare;
-pub mod csv_tables;
+mod csv_tables;
 pub mod document;
+pub mod error;
 pub mod escape;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
+mod html;
+mod junit;
+mod linkage_terminal;
+mod markdown;
 pub mod names;
 mod ranks_table;
-pub mod ranks_terminal;
+mod ranks_terminal;
+mod render;
+mod selftest_terminal;
 pub mod terminal;
 mod timeline_svg;
 
@@ -23,8 +27,9 @@ use launchguard_analysis::Analysis;
 use launchguard_judge::RanksReport;
 use launchguard_judge::{Check, Verdict};
 
-pub use atomic::{write_atomic, write_atomic_with};
 pub use document::Document;
+pub use error::ReportError;
+pub use render::{render, Doc, Kind, Rendered};
 
 /// One phase of a `check` run (profiler off before, on, off after): its samples and summary.
 #[derive(Debug, Clone, Copy)]
@@ -128,19 +133,6 @@ impl<'a> View<'a> {
     /// The same view with every rank's spans (after [`View::with_ranks`]; no effect before).
     pub fn with_rank_spans(self, drawn: Option<RanksDrawn<'a>>) -> Self {
         View { ranks: self.ranks.map(|r| RanksView { drawn, ..r }), ..self }
-    }
-}
-
-/// One output format.
-pub trait Export {
-    /// Renders the view into the bytes of a file (or of standard output).
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>>;
-
-    /// Streams the rendering into `out`. Formats whose output can be as large as the trace (the
-    /// annotated copy) override this so that nothing trace-sized is held in memory.
-    fn write_to(&self, view: &View<'_>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-        out.write_all(&self.render(view)?)?;
-        Ok(())
     }
 }
 

@@ -28,11 +28,8 @@ pub struct TraceSide<'a> {
 
 /// The comparison as an HTML page; `traces` are the baseline's and the current trace to draw
 /// (none for check results).
-pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> anyhow::Result<Vec<u8>> {
-    let timeline = match traces {
-        Some(sides) => Some(timeline(sides)?),
-        None => None,
-    };
+pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> crate::error::Result<Vec<u8>> {
+    let timeline = traces.map(timeline);
     let verdict = c.verdict.as_str();
     let document = serde_json::to_string(c)?.replace("</", "<\\/");
     let header = metric_header(c);
@@ -117,13 +114,13 @@ fn shifted(spans: &[Span], anchor: i64) -> Vec<Span> {
 }
 
 /// The two traces' rows on one axis: baseline above, current below.
-fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
+fn timeline(sides: [TraceSide<'_>; 2]) -> Markup {
     let findings = [sides[0].findings, sides[1].findings];
     let anchors = [anchor(findings[0]), anchor(findings[1])];
     let end = |f: &Findings, a: Option<i64>| Some(f.extent()?.1 - a?);
     let extent = end(findings[0], anchors[0]).max(end(findings[1], anchors[1])).unwrap_or(0);
     if extent <= 0 {
-        return Ok(html! {});
+        return html! {};
     }
     let domain = (0, extent);
     let mut rows = Vec::new();
@@ -188,7 +185,7 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
     }
     let t = tl::Timeline { origin: 0, domain, view: domain, rows, presets, lines: Vec::new() };
     let caption = "GPU timelines, baseline above current";
-    Ok(html! {
+    html! {
         section {
             h2 { "GPU timelines" }
             p.note {
@@ -197,5 +194,5 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
             }
             (tl::render(&t, caption))
         }
-    })
+    }
 }
