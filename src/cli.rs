@@ -255,7 +255,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
     /// Compare this run with a baseline from `--save-baseline` (same machine, preset and
-    /// versions): regressions past the [compare] limits fail.
+    /// versions): regressions past the `[compare]` limits fail.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// How the ranks start: `auto` (this process is one rank when a launcher's variables are
@@ -373,7 +373,7 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// TOML configuration file ([compare] limits).
+    /// TOML configuration file (`[compare]` limits).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Compare even when GPU, preset or versions differ (the differences are still reported).

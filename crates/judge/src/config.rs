@@ -1,6 +1,6 @@
 //! Limits and settings: defaults, then a TOML file, then command-line flags, in that order.
 //!
-//! Each key is declared once, in its section below ([`section!`](crate::section)): its doc, type,
+//! Each key is declared once, in its section below (`section!` in `section.rs`): its doc, type,
 //! default, flag and rule. The TOML reader, clap (the flags, their help and defaults), the
 //! validation and the judge all read that one declaration. What the user set is a [`Key`] in
 //! [`Settings`]: the judge adapts a default to the trace's context, never a limit the user chose.

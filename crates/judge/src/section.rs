@@ -1,5 +1,5 @@
 //! How a section of the settings is declared: once, with each key's doc, type, default, flag and
-//! rule. [`section!`] makes from that one declaration the struct the judge reads (and serde reads
+//! rule. `section!` makes from that one declaration the struct the judge reads (and serde reads
 //! from TOML), the enum of its keys (what "set by the user" is made of), each key's flag with its
 //! help and default for clap (feature `cli`), and the check of each value against its rule.
 
@@ -112,7 +112,7 @@ impl<T: Display> Shown for T {
     }
 }
 
-/// A section of the settings, as [`section!`] declares it.
+/// A section of the settings, as `section!` declares it.
 pub trait Section: Default + Clone + Send + Sync + 'static {
     /// The enum of its keys.
     type Key: Copy + Ord + std::fmt::Debug + 'static;

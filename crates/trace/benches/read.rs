@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_main, Criterion, Throughput};
 use launchguard_trace::{read_with, Parser};
 
 /// The events of a Kineto trace repeated `copies` times (times and ids are left as they are: the
@@ -54,7 +54,8 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     vec![plain, gzip]
 }
 
-fn bench(c: &mut Criterion) {
+/// Reads each trace with each reader.
+pub fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     for path in inputs(dir.path()) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -91,5 +92,10 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+// criterion's macro defines an undocumented function.
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::bench);
+}
+use group::benches;
 criterion_main!(benches);
