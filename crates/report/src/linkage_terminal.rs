@@ -121,6 +121,10 @@ mod tests {
         ] {
             assert!(plain.contains(needle), "{needle:?} missing from:\n{plain}");
         }
+        insta::assert_snapshot!("linkage_terminal", plain);
+        let json =
+            crate::render(&crate::Doc::Linkage(&sample(), &[]), crate::Kind::Json).unwrap().into_bytes();
+        insta::assert_snapshot!("linkage_json", String::from_utf8(json).unwrap());
     }
 
     #[test]

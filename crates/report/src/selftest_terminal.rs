@@ -122,5 +122,11 @@ mod tests {
         assert!(text.contains("smallest delay detected: 25 µs per launch, and every larger one"), "{text}");
         assert!(text.contains("launch_headroom"), "{text}");
         assert!(text.contains("false alarms at zero delay: 0 of 1 healthy runs"), "{text}");
+        insta::assert_snapshot!("selftest_terminal", text);
+        let json = crate::render(&crate::Doc::Selftest(&r), crate::Kind::Json).unwrap().into_bytes();
+        insta::assert_snapshot!("selftest_json", String::from_utf8(json).unwrap());
+        // Only the text and the JSON: the other formats are for a run's checks.
+        let html = crate::render(&crate::Doc::Selftest(&r), crate::Kind::Html).unwrap_err();
+        assert_eq!(html.to_string(), "selftest has no HTML report");
     }
 }
