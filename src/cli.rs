@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use launchguard_judge::config::{CheckConfig, CompareConfig, Flags, InputConfig, Thresholds};
+use launchguard_report::Kind;
 
 const EXIT_CODES: &str = "Exit codes: 0 pass, warn or skip; 1 fail; 2 error or unusable input.";
 
@@ -125,10 +126,19 @@ impl ReportArgs {
 impl ReportFiles {
     /// The files asked for, with their flags.
     pub fn asked(&self) -> Vec<(&'static str, &std::path::Path)> {
-        [("--junit", &self.junit), ("--markdown", &self.markdown), ("--html", &self.html)]
-            .into_iter()
-            .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
-            .collect()
+        self.kinds().into_iter().map(|(flag, p, _)| (flag, p)).collect()
+    }
+
+    /// The files asked for, with their flags and formats.
+    pub fn kinds(&self) -> Vec<(&'static str, &std::path::Path, Kind)> {
+        [
+            ("--junit", &self.junit, Kind::Junit),
+            ("--markdown", &self.markdown, Kind::Markdown),
+            ("--html", &self.html, Kind::Html),
+        ]
+        .into_iter()
+        .filter_map(|(flag, p, kind)| Some((flag, p.as_deref()?, kind)))
+        .collect()
     }
 }
 

@@ -194,12 +194,7 @@ pub(crate) fn write_reports(
 /// Writes the one-file reports asked for (`--junit`, `--markdown`, `--html`), each named on
 /// standard error.
 pub(crate) fn write_files(doc: &Doc<'_>, files: &ReportFiles) -> anyhow::Result<()> {
-    for (flag, path) in files.asked() {
-        let kind = match flag {
-            "--junit" => Kind::Junit,
-            "--markdown" => Kind::Markdown,
-            _ => Kind::Html,
-        };
+    for (_, path, kind) in files.kinds() {
         write_atomic(path, &render(doc, kind)?.into_bytes())?;
         wrote(path);
     }

@@ -101,8 +101,8 @@ fn launched(
     let env = |k: &str| std::env::var(k).ok();
     let rank = match args.launcher {
         LauncherArg::None => return Ok(None),
-        LauncherArg::Auto => launcher::detect(&env).map_err(anyhow::Error::msg)?,
-        LauncherArg::Env => Some(launcher::detect(&env).map_err(anyhow::Error::msg)?.ok_or_else(|| {
+        LauncherArg::Auto => launcher::detect(&env)?,
+        LauncherArg::Env => Some(launcher::detect(&env)?.ok_or_else(|| {
             anyhow::anyhow!(
                 "--launcher env: neither RANK and WORLD_SIZE (torchrun) nor SLURM_PROCID and SLURM_NTASKS (srun) are set"
             )

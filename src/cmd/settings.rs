@@ -40,7 +40,7 @@ pub fn input(settings: &Settings, args: &InputLimitArgs) -> anyhow::Result<launc
     let mut s = settings.clone();
     s.apply(args);
     validate(&s)?;
-    s.config.input.limits().map_err(anyhow::Error::msg)
+    Ok(s.config.input.limits()?)
 }
 
 /// `compare`'s settings: the file's `[compare]` limits, then the limit flags.
@@ -60,5 +60,5 @@ fn file(path: Option<&Path>) -> anyhow::Result<Settings> {
 }
 
 fn validate(s: &Settings) -> anyhow::Result<()> {
-    s.validate().map_err(anyhow::Error::msg)
+    Ok(s.validate()?)
 }

@@ -183,12 +183,11 @@ impl WorkloadContext {
         self.phases.get("before").and_then(|p| p.gpu_us_per_replay)
     }
 
-    /// Reads the `args` text of a context event; `None` with the reason when it is not one.
-    pub fn from_event_args(text: &str) -> Result<Self, String> {
-        let ctx: Self =
-            serde_json::from_str(text).map_err(|e| format!("unreadable launchguard context: {e}"))?;
+    /// Reads the `args` text of a context event, or says why it is not one.
+    pub fn from_event_args(text: &str) -> Result<Self, ContextError> {
+        let ctx: Self = serde_json::from_str(text).map_err(ContextError::Unreadable)?;
         if ctx.schema != SCHEMA {
-            return Err(format!("launchguard context of schema '{}', expected {SCHEMA}", ctx.schema));
+            return Err(ContextError::Schema(ctx.schema));
         }
         Ok(ctx)
     }
@@ -200,6 +199,17 @@ impl WorkloadContext {
             serde_json::to_string(self)?
         ))
     }
+}
+
+/// Why a trace's launchguard context event cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// Not the JSON of a context.
+    #[error("unreadable launchguard context: {0}")]
+    Unreadable(serde_json::Error),
+    /// A context of another schema.
+    #[error("launchguard context of schema '{0}', expected {SCHEMA}")]
+    Schema(String),
 }
 
 /// Process id of the events launchguard adds to a trace. Linux pids stay below 2^22, so no process

@@ -427,7 +427,7 @@ mod tests {
         let bad = |f: fn(&mut CompareConfig)| {
             let mut c = cfg();
             f(&mut c);
-            c.check_rules().unwrap_err()
+            c.check_rules().unwrap_err().to_string()
         };
         assert!(bad(|c| c.alpha = 0.0).starts_with("compare.alpha"));
         assert!(bad(|c| c.confidence = 1.0).starts_with("compare.confidence"));

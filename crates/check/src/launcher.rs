@@ -33,13 +33,15 @@ pub const LAUNCH_SKEW: Duration = Duration::from_secs(120);
 /// The rank this process is, read from the launcher's environment: torchrun's `RANK`,
 /// `WORLD_SIZE`, `LOCAL_RANK`, else Slurm's `SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`.
 /// `None` when neither is set.
-pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<LaunchedRank>, String> {
-    let num = |name: &str| -> Result<Option<u32>, String> {
+pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<LaunchedRank>, LauncherEnvError> {
+    let num = |name: &str| -> Result<Option<u32>, LauncherEnvError> {
         match env(name) {
             None => Ok(None),
-            Some(v) => {
-                v.trim().parse::<u32>().map(Some).map_err(|_| format!("{name}={v:?} is not a rank number"))
-            }
+            Some(v) => v
+                .trim()
+                .parse::<u32>()
+                .map(Some)
+                .map_err(|_| LauncherEnvError(format!("{name}={v:?} is not a rank number"))),
         }
     };
     let (rank, world, local, from) = match (num("RANK")?, num("WORLD_SIZE")?) {
@@ -47,15 +49,22 @@ pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<LaunchedRan
         (None, None) => match (num("SLURM_PROCID")?, num("SLURM_NTASKS")?) {
             (Some(r), Some(w)) => (r, w, num("SLURM_LOCALID")?, "SLURM_PROCID, SLURM_NTASKS"),
             (None, None) => return Ok(None),
-            _ => return Err("SLURM_PROCID and SLURM_NTASKS must be set together".into()),
+            _ => return Err(LauncherEnvError("SLURM_PROCID and SLURM_NTASKS must be set together".into())),
         },
-        _ => return Err("RANK and WORLD_SIZE must be set together".into()),
+        _ => return Err(LauncherEnvError("RANK and WORLD_SIZE must be set together".into())),
     };
     if world == 0 || rank >= world {
-        return Err(format!("rank {rank} of world size {world} (from {from}) is not a rank of the run"));
+        return Err(LauncherEnvError(format!(
+            "rank {rank} of world size {world} (from {from}) is not a rank of the run"
+        )));
     }
     Ok(Some(LaunchedRank { rank, world, local_rank: local.unwrap_or(0) }))
 }
+
+/// A launcher's variables that do not name a rank of a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LauncherEnvError(pub String);
 
 /// The id every rank of one run shares, from the launcher: torchrun's run id, Slurm's job and
 /// step, or `LAUNCHGUARD_RUN_ID`; else the rendezvous address.
@@ -363,9 +372,9 @@ mod tests {
             l(&[("SLURM_PROCID", "3"), ("SLURM_NTASKS", "16"), ("SLURM_LOCALID", "3")]),
             Ok(Some(LaunchedRank { rank: 3, world: 16, local_rank: 3 }))
         );
-        assert!(l(&[("RANK", "2"), ("WORLD_SIZE", "2")]).unwrap_err().contains("not a rank of the run"));
-        assert!(l(&[("RANK", "x"), ("WORLD_SIZE", "2")]).unwrap_err().contains("RANK=\"x\""));
-        assert!(l(&[("RANK", "0")]).unwrap_err().contains("together"));
+        assert!(l(&[("RANK", "2"), ("WORLD_SIZE", "2")]).unwrap_err().0.contains("not a rank of the run"));
+        assert!(l(&[("RANK", "x"), ("WORLD_SIZE", "2")]).unwrap_err().0.contains("RANK=\"x\""));
+        assert!(l(&[("RANK", "0")]).unwrap_err().0.contains("together"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::Path;
 use launchguard_trace::Limits;
 use serde::{Deserialize, Serialize};
 
+pub use crate::section::SettingsError;
 use crate::section::{section, Rule, Section};
 
 /// Everything a run can be configured with. Unknown keys in a file are an error, so that a typo
@@ -194,10 +195,11 @@ section! {
 
 impl InputConfig {
     /// The reader's caps, sizes from MiB to bytes.
-    pub fn limits(&self) -> Result<Limits, String> {
+    pub fn limits(&self) -> Result<Limits, SettingsError> {
         let bytes = |mib: u64, key: InputKey| {
-            mib.checked_mul(1 << 20).ok_or_else(|| {
-                format!("input.{} is too large (--{})", key.name(), key.flag().unwrap_or_default())
+            mib.checked_mul(1 << 20).ok_or_else(|| SettingsError::Invalid {
+                key: format!("input.{}", key.name()),
+                why: format!("is too large (--{})", key.flag().unwrap_or_default()),
             })
         };
         Ok(Limits {
@@ -244,8 +246,8 @@ impl Config {
     }
 
     /// Parses TOML text over the defaults.
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.message().replace('\n', " "))
+    pub fn from_toml(text: &str) -> Result<Self, SettingsError> {
+        toml::from_str(text).map_err(|e| SettingsError::Toml(e.message().replace('\n', " ")))
     }
 }
 
@@ -313,13 +315,14 @@ impl Settings {
             e => unread(e.to_string()),
         })?;
         let text = String::from_utf8(bytes).map_err(|e| unread(format!("not UTF-8 text ({e})")))?;
-        Self::from_toml(&text).map_err(unread)
+        Self::from_toml(&text).map_err(|e| unread(e.to_string()))
     }
 
     /// Parses TOML text over the defaults, remembering the keys it sets.
-    pub fn from_toml(text: &str) -> Result<Self, String> {
+    pub fn from_toml(text: &str) -> Result<Self, SettingsError> {
         let config = Config::from_toml(text)?;
-        let table: toml::Table = toml::from_str(text).map_err(|e| e.message().replace('\n', " "))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| SettingsError::Toml(e.message().replace('\n', " ")))?;
         let set = table
             .iter()
             .flat_map(|(section, v)| {
@@ -355,7 +358,7 @@ impl Settings {
     }
 
     /// Refuses settings that cannot mean what they say, naming the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
         let c = &self.config;
         c.thresholds.check_rules()?;
         c.check.check_rules()?;
@@ -363,13 +366,17 @@ impl Settings {
         c.input.check_rules()?;
         let t = &c.thresholds;
         if t.occupancy_warn < t.occupancy_fail {
-            return Err(format!(
-                "thresholds.occupancy_warn ({}) must not be below thresholds.occupancy_fail ({}): a value between them would fail without a warning first",
-                t.occupancy_warn, t.occupancy_fail
-            ));
+            return Err(SettingsError::Invalid {
+                key: "thresholds.occupancy_warn".into(),
+                why: format!(
+                    "({}) must not be below thresholds.occupancy_fail ({}): a value between them would fail without a warning first",
+                    t.occupancy_warn, t.occupancy_fail
+                ),
+            });
         }
         c.input.limits()?;
-        launchguard_linkage::validate_forbid(&c.linkage.forbid).map_err(|e| e.to_string())
+        launchguard_linkage::validate_forbid(&c.linkage.forbid)
+            .map_err(|e| SettingsError::Invalid { key: "linkage.forbid".into(), why: e.to_string() })
     }
 }
 
@@ -447,6 +454,7 @@ mod tests {
         assert_eq!(c.linkage.forbid, vec!["roctracer"]);
         assert!(Config::from_toml("[thresholds]\noccupancy_fial = 0.7\n")
             .unwrap_err()
+            .to_string()
             .contains("unknown field"));
     }
 

@@ -90,14 +90,33 @@ pub(crate) fn broken<T: Ruled>(
     section: &str,
     name: &str,
     flag: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), SettingsError> {
     match v.broken(rule) {
         None => Ok(()),
-        Some(why) => Err(match flag {
-            Some(flag) => format!("{section}.{name} {why} (--{flag})"),
-            None => format!("{section}.{name} {why}"),
+        Some(why) => Err(SettingsError::Invalid {
+            key: format!("{section}.{name}"),
+            why: match flag {
+                Some(flag) => format!("{why} (--{flag})"),
+                None => why,
+            },
         }),
     }
+}
+
+/// Why settings cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// A value that cannot mean what it says.
+    #[error("{key} {why}")]
+    Invalid {
+        /// The key, `section.name`.
+        key: String,
+        /// What it must be, and what it is.
+        why: String,
+    },
+    /// Text that is not a configuration: invalid TOML, an unknown key, a value of the wrong type.
+    #[error("{0}")]
+    Toml(String),
 }
 
 /// A value as shown after a flag's help, `[default: …]`.
@@ -123,7 +142,7 @@ pub trait Section: Default + Clone + Send + Sync + 'static {
     /// The key of a name in the file.
     fn key(name: &str) -> Option<Self::Key>;
     /// Checks each value against its rule.
-    fn check_rules(&self) -> Result<(), String>;
+    fn check_rules(&self) -> Result<(), SettingsError>;
     /// Copies the value of `key` from `other`.
     fn take(&mut self, other: &Self, key: Self::Key);
     /// The flags of the keys that have one.
@@ -194,7 +213,7 @@ macro_rules! section {
                 }
             }
 
-            fn check_rules(&self) -> Result<(), String> {
+            fn check_rules(&self) -> Result<(), $crate::section::SettingsError> {
                 $( $crate::section::broken(&self.$field, $rule, $section, stringify!($field), $Key::$Variant.flag())?; )*
                 Ok(())
             }
