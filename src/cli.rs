@@ -327,22 +327,22 @@ pub struct LinkageArgs {
     // Caps against hostile images (a chain thousands deep, a 4 GB ld.so.cache): reaching one
     // is an error (exit 2) that names its flag. The defaults are far above any real system.
     /// Most libraries in one closure.
-    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::Limits::DEFAULT.max_libraries)]
+    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_libraries)]
     pub max_libraries: usize,
     /// Longest chain of libraries each loading the next.
-    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::Limits::DEFAULT.max_depth)]
+    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_depth)]
     pub max_depth: usize,
     /// Most DT_NEEDED entries in one closure.
-    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::Limits::DEFAULT.max_needed)]
+    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_needed)]
     pub max_needed: usize,
     /// Most file-system lookups (path components walked, search-path entries) in all.
-    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::Limits::DEFAULT.max_lookups)]
+    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_lookups)]
     pub max_lookups: u64,
     /// Largest /etc/ld.so.cache read, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = launchguard_linkage::Limits::DEFAULT.max_cache_mib)]
+    #[arg(long, value_name = "MIB", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_cache_mib)]
     pub max_cache_mib: u64,
     /// Most entries read from one directory listing.
-    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::Limits::DEFAULT.max_dir_entries)]
+    #[arg(long, value_name = "N", default_value_t = launchguard_linkage::ClosureCaps::DEFAULT.max_dir_entries)]
     pub max_dir_entries: usize,
 }
 

@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use launchguard_check::{CheckReport, CheckRun, Options, Workload};
+use launchguard_check::{CheckOptions, CheckReport, CheckRun, Workload};
 use launchguard_judge::Verdict;
 
 use launchguard_pipeline::{Keep, ReadOptions};
@@ -60,7 +60,7 @@ pub fn options(
     limits: &CheckLimitArgs,
     input: &InputLimitArgs,
     progress: bool,
-) -> anyhow::Result<Options> {
+) -> anyhow::Result<CheckOptions> {
     let settings = super::settings::check(thresholds, limits)?;
     let read = ReadOptions { parser: Default::default(), limits: super::settings::input(&settings, input)? };
     let c = &settings.config.check;
@@ -72,11 +72,11 @@ pub fn options(
     // Linkage of the PyTorch about to run: explains the measurement, fails only where configured.
     let linkage = launchguard_linkage::inspect(
         &launchguard_linkage::Target::Python(c.python.clone()),
-        &launchguard_linkage::Options::default(),
+        &launchguard_linkage::InspectOptions::default(),
     )
     .map_err(|e| e.to_string())
     .and_then(|report| serde_json::to_value(&report).map_err(|e| e.to_string()));
-    Ok(Options {
+    Ok(CheckOptions {
         workload: workload(workload_args, &c.preset)?,
         python_explicit,
         inject_delay_us: workload_args.inject_delay_us,

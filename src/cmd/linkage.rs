@@ -1,6 +1,6 @@
 //! `launchguard linkage [TARGET]`.
 
-use launchguard_linkage::{forbidden, inspect, CpuChoice, Limits, Options, Target};
+use launchguard_linkage::{forbidden, inspect, ClosureCaps, CpuChoice, InspectOptions, Target};
 
 use crate::cli::LinkageArgs;
 
@@ -15,7 +15,7 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         Some(p) => Target::Path(p.clone()),
         None => Target::Python(args.python.clone()),
     };
-    let limits = Limits {
+    let limits = ClosureCaps {
         max_libraries: args.max_libraries,
         max_depth: args.max_depth,
         max_needed: args.max_needed,
@@ -24,7 +24,8 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         max_dir_entries: args.max_dir_entries,
     };
     let cpu = CpuChoice { level: args.cpu_level, vendor: args.cpu_vendor, platform: args.platform.clone() };
-    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits, cpu })?;
+    let report =
+        inspect(&target, &InspectOptions { root: args.root.clone(), ld_library_path: None, limits, cpu })?;
     let violations = forbidden(&report, &forbid)?;
     crate::outputs::print_doc(&launchguard_report::Doc::Linkage(&report, &violations), args.format)?;
     Ok(if violations.is_empty() { 0 } else { 1 })

@@ -34,7 +34,7 @@ pub const ANNOTATION: &str = "launchguard::replay";
 
 /// What to run and how to judge it.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct CheckOptions {
     /// The workload.
     pub workload: Workload,
     /// Limits and settings (python, timeout, tp, thresholds), and which the user set.
@@ -68,7 +68,7 @@ pub struct Options {
 pub struct CheckRun {
     /// The result document.
     pub report: CheckReport,
-    /// The spans measured in the traces, when [`Options::keep`] asked for them; `None` for a skip.
+    /// The spans measured in the traces, when [`CheckOptions::keep`] asked for them; `None` for a skip.
     pub drawing: Option<Drawing>,
     /// This process is a rank other than 0 of a launched run: its results are handed over, rank 0
     /// judges the run (`report.reason` says where).
@@ -89,7 +89,7 @@ pub enum CheckError {
     Other(#[from] anyhow::Error),
 }
 
-fn base_report(opts: &Options) -> CheckReport {
+fn base_report(opts: &CheckOptions) -> CheckReport {
     CheckReport {
         schema: model::SCHEMA.to_string(),
         launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -113,15 +113,15 @@ fn base_report(opts: &Options) -> CheckReport {
 }
 
 /// A report whose verdict is `skip`, with the reason.
-pub fn skipped(opts: &Options, reason: impl Into<String>) -> CheckReport {
+pub fn skipped(opts: &CheckOptions, reason: impl Into<String>) -> CheckReport {
     let mut r = base_report(opts);
     r.reason = Some(reason.into());
     r
 }
 
 /// Runs the check: every rank here (`--tp N` on this host), or this process's rank of a run a
-/// launcher started ([`Options::launched`]).
-pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
+/// launcher started ([`CheckOptions::launched`]).
+pub fn run(opts: &CheckOptions) -> Result<CheckRun, CheckError> {
     if let Some(l) = &opts.launched {
         return run_launched(opts, l);
     }
@@ -152,7 +152,7 @@ pub fn run(opts: &Options) -> Result<CheckRun, CheckError> {
 /// This process's rank of a run a launcher started: its workload runs here, its trace (with its
 /// context) goes to the run's folder, and rank 0 waits for every rank's, then judges them all as
 /// `--tp N` would. The other ranks return [`CheckRun::delegated`].
-fn run_launched(opts: &Options, l: &Launched) -> Result<CheckRun, CheckError> {
+fn run_launched(opts: &CheckOptions, l: &Launched) -> Result<CheckRun, CheckError> {
     let started = Instant::now();
     let me = l.rank;
     let rendezvous = launcher::Rendezvous::new(&l.out, &l.run_id, me).map_err(anyhow::Error::from)?;
@@ -256,7 +256,7 @@ fn workdir() -> Result<tempfile::TempDir, CheckError> {
 
 /// The workload run to make here.
 fn request<'a>(
-    opts: &'a Options,
+    opts: &'a CheckOptions,
     workdir: &'a Path,
     launched: Option<runner::LaunchedRank>,
     stop: Option<&'a dyn Fn() -> Option<String>>,
@@ -283,7 +283,7 @@ fn request<'a>(
 }
 
 /// A missing default interpreter is a skip (no Python here), anything else an error.
-fn skip_or_fail(opts: &Options, e: runner::RunError) -> Result<CheckRun, CheckError> {
+fn skip_or_fail(opts: &CheckOptions, e: runner::RunError) -> Result<CheckRun, CheckError> {
     match e {
         runner::RunError::Python { python, cause }
             if !opts.python_explicit && cause.kind() == std::io::ErrorKind::NotFound =>
@@ -296,7 +296,7 @@ fn skip_or_fail(opts: &Options, e: runner::RunError) -> Result<CheckRun, CheckEr
 }
 
 /// The skip report when a rank could not run the workload here (no torch, no GPU).
-fn skip_of(opts: &Options, outcome: &runner::Outcome) -> Option<CheckRun> {
+fn skip_of(opts: &CheckOptions, outcome: &runner::Finished) -> Option<CheckRun> {
     let skip = outcome.results.iter().find(|r| r.status != "ok")?;
     let mut report = base_report(opts);
     report.reason = Some(skip.reason.clone().unwrap_or_else(|| "the workload could not run here".into()));
@@ -305,7 +305,7 @@ fn skip_of(opts: &Options, outcome: &runner::Outcome) -> Option<CheckRun> {
 }
 
 /// What a rank measured besides its trace.
-fn context_of(opts: &Options, result: &protocol::WorkloadResult, tp: u32) -> WorkloadContext {
+fn context_of(opts: &CheckOptions, result: &protocol::WorkloadResult, tp: u32) -> WorkloadContext {
     let phases: BTreeMap<String, PhaseReport> = result
         .phases
         .iter()
@@ -334,7 +334,11 @@ fn context_of(opts: &Options, result: &protocol::WorkloadResult, tp: u32) -> Wor
 
 /// Reads the ranks' traces (each with its context), measures and judges them as `analyze` does
 /// (one judged run), then adds the baseline comparison: the check's report.
-pub fn judge_traces(paths: &[PathBuf], opts: &Options, started: Instant) -> Result<CheckRun, CheckError> {
+pub fn judge_traces(
+    paths: &[PathBuf],
+    opts: &CheckOptions,
+    started: Instant,
+) -> Result<CheckRun, CheckError> {
     let cfg = &opts.settings.config;
     let measure = MeasureOptions { gap_us: cfg.thresholds.gap_us, ..MeasureOptions::default() };
     let run = launchguard_pipeline::judge(paths, &opts.read, &measure, &opts.settings, opts.keep)

@@ -99,7 +99,7 @@ pub struct LaunchedRank {
 }
 
 /// Results of every rank run here, in rank order.
-pub struct Outcome {
+pub struct Finished {
     /// One result per rank.
     pub results: Vec<WorkloadResult>,
     /// Trace path per rank (profiled phase), where the run got that far.
@@ -165,7 +165,7 @@ fn last_lines(text: &str, n: usize) -> String {
 }
 
 /// Runs the workload and waits for it, within the timeout.
-pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
+pub fn run(mut req: Request<'_>) -> Result<Finished, RunError> {
     let script = req.workdir.join("launchguard_workload.py");
     std::fs::write(&script, SCRIPT)?;
     if req.config.trace_path.is_empty() {
@@ -365,5 +365,5 @@ pub fn run(mut req: Request<'_>) -> Result<Outcome, RunError> {
         traces.push(PathBuf::from(req.config.trace_path.replace("{rank}", &rank.to_string())));
         results.push(result);
     }
-    Ok(Outcome { results, traces })
+    Ok(Finished { results, traces })
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use launchguard_judge::{CheckId, Status, Verdict};
 
-use crate::{CheckReport, Options};
+use crate::{CheckOptions, CheckReport};
 
 /// Schema id of [`SelftestReport`].
 pub const SCHEMA: &str = "launchguard.selftest/1";
@@ -89,7 +89,7 @@ fn rung(delay_us: f64, report: &CheckReport) -> Rung {
 /// Runs `healthy` runs without delay, then one per delay. `on_rung` is told of each finished run
 /// (index from 0, total, the rung) and receives each run's full result to keep it if wanted.
 pub fn run(
-    base: &Options,
+    base: &CheckOptions,
     healthy: u32,
     delays: &[f64],
     mut on_rung: impl FnMut(usize, usize, &Rung, Option<&CheckReport>),

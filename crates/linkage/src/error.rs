@@ -61,7 +61,7 @@ pub enum LinkageError {
         /// The torch package directory.
         dir: String,
     },
-    /// The inspection would cost more than a cap of [`Limits`](crate::Limits) allows: the
+    /// The inspection would cost more than a cap of [`ClosureCaps`](crate::ClosureCaps) allows: the
     /// input is hostile or far outside anything real, and a partial answer could be wrong.
     #[error("{what} ({flag} raises the cap)")]
     Limit {

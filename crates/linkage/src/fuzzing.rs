@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{inspect, Limits, Options, Target};
+use crate::{inspect, ClosureCaps, InspectOptions, Target};
 
 /// Reads `bytes` as an ELF file, as any architecture and as this machine's; a one-line
 /// description of the outcome.
@@ -30,7 +30,7 @@ pub fn elf(bytes: &[u8]) -> String {
 }
 
 /// Caps for fuzzing: small, so that each run is quick, and hit often, so that they are tested.
-pub const LIMITS: Limits = Limits {
+pub const LIMITS: ClosureCaps = ClosureCaps {
     max_libraries: 32,
     max_depth: 8,
     max_needed: 256,
@@ -48,7 +48,7 @@ pub fn resolve(input: &[u8]) -> Result<String, String> {
         Some(path) => Target::Path(PathBuf::from(path)),
         None => Target::Python("python3".into()),
     };
-    let opts = Options {
+    let opts = InspectOptions {
         root: Some(dir.0.clone()),
         ld_library_path: Some(String::new()),
         limits: LIMITS,

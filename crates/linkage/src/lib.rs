@@ -13,7 +13,7 @@
 //!   glibc 2.37 `tls/`, `haswell/`, `x86_64/` and their combinations), and of the ld.so.cache
 //!   entries of such subdirectories the ones the loader would take: all as the inspected
 //!   system's glibc does (its version read from its loader or libc, never run) on this
-//!   machine's CPU or the one [`Options::cpu`] describes; the report's `loader` says which;
+//!   machine's CPU or the one [`InspectOptions::cpu`] describes; the report's `loader` says which;
 //! - breadth-first loading, names matched against what is already loaded (requested names and
 //!   sonames, plus device/inode), the dynamic loader preloaded — so that paths equal `ldd`'s.
 //!
@@ -43,8 +43,8 @@
 //! image is resolved with glibc's rules (and says so).
 //!
 //! ```no_run
-//! use launchguard_linkage::{inspect, Options, Target};
-//! let report = inspect(&Target::Python("python3".into()), &Options::default())?;
+//! use launchguard_linkage::{inspect, InspectOptions, Target};
+//! let report = inspect(&Target::Python("python3".into()), &InspectOptions::default())?;
 //! println!("{}", serde_json::to_string_pretty(&report).unwrap());
 //! # Ok::<(), launchguard_linkage::LinkageError>(())
 //! ```
@@ -75,7 +75,7 @@ use std::path::PathBuf;
 pub use classify::{classify_library_name, compare_versions, Backend, LibraryKind, ProfilerLib};
 pub use cpu::{CpuLevel, CpuVendor};
 pub use error::LinkageError;
-pub use limits::Limits;
+pub use limits::ClosureCaps;
 pub use loader::{CpuChoice, LoaderAssumption};
 pub use report::{Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA};
 pub use torch::TORCH_LIBRARIES;
@@ -85,14 +85,14 @@ use search::SearchEnv;
 
 /// How to look.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct InspectOptions {
     /// Inspect this directory (an unpacked container image) as if it were `/`.
     pub root: Option<PathBuf>,
     /// The `LD_LIBRARY_PATH` to assume. `None`: this process's, when inspecting this machine,
     /// and none inside an image (the host's has no meaning there). `Some("")`: none.
     pub ld_library_path: Option<String>,
     /// Caps on what the inspection may cost.
-    pub limits: Limits,
+    pub limits: ClosureCaps,
     /// The CPU whose loader is assumed, where not this machine's.
     pub cpu: CpuChoice,
 }
@@ -114,7 +114,7 @@ pub enum Target {
 /// Errors only when nothing usable remains (missing, unreadable, non-ELF or truncated target,
 /// no torch); a torch installation with one unreadable library of several still reports, with
 /// the failure in `problems`.
-pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, LinkageError> {
+pub fn inspect(target: &Target, opts: &InspectOptions) -> Result<LinkageReport, LinkageError> {
     if let Some(p) = opts.cpu.platform.as_ref().filter(|p| p.is_empty() || p.contains(['/', '\0'])) {
         return Err(LinkageError::BadPlatform { platform: p.clone() });
     }

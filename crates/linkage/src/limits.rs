@@ -10,9 +10,9 @@
 use std::cell::Cell;
 use std::io;
 
-/// The caps; [`Limits::DEFAULT`] suits every real system seen.
+/// The caps; [`ClosureCaps::DEFAULT`] suits every real system seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct ClosureCaps {
     /// Objects in one closure (the library, the dynamic loader and everything loaded).
     pub max_libraries: usize,
     /// Length of a chain of libraries each loading the next (the main object is depth 0).
@@ -28,9 +28,9 @@ pub struct Limits {
     pub max_dir_entries: usize,
 }
 
-impl Limits {
+impl ClosureCaps {
     /// The defaults.
-    pub const DEFAULT: Limits = Limits {
+    pub const DEFAULT: ClosureCaps = ClosureCaps {
         max_libraries: 1000,
         max_depth: 64,
         max_needed: 10_000,
@@ -45,9 +45,9 @@ impl Limits {
     }
 }
 
-impl Default for Limits {
+impl Default for ClosureCaps {
     fn default() -> Self {
-        Limits::DEFAULT
+        ClosureCaps::DEFAULT
     }
 }
 

@@ -30,7 +30,7 @@ use crate::hwcaps::{CacheRules, Derived};
 use crate::input::{read_capped, InputError};
 use crate::ldcache::LdCache;
 use crate::ldconf::{self, Conf};
-use crate::limits::{Budget, Limits};
+use crate::limits::{Budget, ClosureCaps};
 use crate::loader::{self, CpuChoice, Setup};
 use crate::rootfs::{RootFs, PATH_MAX};
 
@@ -283,7 +283,7 @@ pub struct SearchEnv {
     /// `LD_LIBRARY_PATH` as the loader would see it.
     pub ld_library_path: Option<String>,
     /// The caps.
-    pub limits: Limits,
+    pub limits: ClosureCaps,
     conf: OnceCell<Conf>,
     hint_budget: Budget,
     /// Whether each hwcap subdirectory tried so far exists.
@@ -363,7 +363,7 @@ impl SearchEnv {
     pub fn new(
         fs: RootFs,
         ld_library_path: Option<String>,
-        limits: Limits,
+        limits: ClosureCaps,
         cpu: CpuChoice,
     ) -> Result<SearchEnv, LinkageError> {
         let cache = match fs.resolve("/etc/ld.so.cache") {

@@ -137,7 +137,7 @@ fn offset_of(buf: &[u8], line: usize, column: usize) -> usize {
     line_start + column.saturating_sub(1)
 }
 
-/// The reference parser over `prefix` (a synthetic opening, `fast::replay::prefix`) then `text`:
+/// The reference parser over `prefix` (a synthetic opening, `fast::exact_error::prefix`) then `text`:
 /// whether it saw events, and where in `text` the document ends. What follows is the caller's.
 #[cfg(feature = "candidates")]
 pub(crate) fn simple_prefixed(

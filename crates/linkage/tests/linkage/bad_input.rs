@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use launchguard_linkage::{inspect, Backend, LinkageError, Options, Target};
+use launchguard_linkage::{inspect, Backend, InspectOptions, LinkageError, Target};
 
 use crate::common::{have, inspect_with, Fixture, Search};
 
@@ -88,7 +88,7 @@ fn one_line(e: &LinkageError) -> String {
 }
 
 fn inspect_path(p: &Path) -> Result<launchguard_linkage::LinkageReport, LinkageError> {
-    let opts = Options { root: None, ld_library_path: Some(String::new()), ..Default::default() };
+    let opts = InspectOptions { root: None, ld_library_path: Some(String::new()), ..Default::default() };
     inspect(&Target::Path(p.to_path_buf()), &opts)
 }
 
@@ -110,7 +110,7 @@ fn not_an_elf_missing_and_not_torch() {
     assert!(matches!(e, LinkageError::NoTorchLibraries { .. }));
     one_line(&e);
 
-    let opts = Options { root: Some(text.clone()), ld_library_path: None, ..Default::default() };
+    let opts = InspectOptions { root: Some(text.clone()), ld_library_path: None, ..Default::default() };
     let e = inspect(&Target::Path(text.clone()), &opts).unwrap_err();
     assert!(matches!(e, LinkageError::BadRoot { .. }));
     one_line(&e);
@@ -253,6 +253,6 @@ fn one_bad_library_in_a_torch_installation_is_a_problem_not_an_error() {
     assert!(!r.complete());
     // Every library unreadable: nothing usable, an error.
     std::fs::write(f.path("torch/lib/libtorch_cpu.so"), b"junk").unwrap();
-    let opts = Options { root: None, ld_library_path: Some(String::new()), ..Default::default() };
+    let opts = InspectOptions { root: None, ld_library_path: Some(String::new()), ..Default::default() };
     assert!(inspect(&Target::Path(f.path("torch")), &opts).is_err());
 }

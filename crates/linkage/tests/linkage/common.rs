@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use launchguard_linkage::{inspect, LinkageReport, Options, Target};
+use launchguard_linkage::{inspect, InspectOptions, LinkageReport, Target};
 
 /// Whether a missing tool must fail the test (CI) rather than skip it with a note.
 pub fn in_ci() -> bool {
@@ -150,8 +150,11 @@ pub fn ldd(path: &Path, llp: Option<&str>) -> Vec<LddLine> {
 
 /// Inspects `path` as the loader would with exactly `llp`.
 pub fn inspect_with(path: &Path, llp: Option<&str>) -> LinkageReport {
-    let opts =
-        Options { root: None, ld_library_path: Some(llp.unwrap_or("").to_string()), ..Default::default() };
+    let opts = InspectOptions {
+        root: None,
+        ld_library_path: Some(llp.unwrap_or("").to_string()),
+        ..Default::default()
+    };
     inspect(&Target::Path(path.to_path_buf()), &opts).unwrap()
 }
 

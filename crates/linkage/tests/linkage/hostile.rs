@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use launchguard_linkage::{inspect, Limits, Options, Target};
+use launchguard_linkage::{inspect, ClosureCaps, InspectOptions, Target};
 use serde_json::{json, Value};
 
 use crate::common::in_ci;
@@ -37,7 +37,7 @@ fn child() {
         Some(p) => Target::Path(p.into()),
         None => Target::Python(spec["python"].as_str().unwrap_or("python3").into()),
     };
-    let mut limits = Limits::DEFAULT;
+    let mut limits = ClosureCaps::DEFAULT;
     let l = &spec["limits"];
     let or = |k: &str, d: u64| l[k].as_u64().unwrap_or(d);
     limits.max_libraries = or("max_libraries", limits.max_libraries as u64) as usize;
@@ -46,7 +46,7 @@ fn child() {
     limits.max_lookups = or("max_lookups", limits.max_lookups);
     limits.max_cache_mib = or("max_cache_mib", limits.max_cache_mib);
     limits.max_dir_entries = or("max_dir_entries", limits.max_dir_entries as u64) as usize;
-    let opts = Options {
+    let opts = InspectOptions {
         root: spec["root"].as_str().map(PathBuf::from),
         ld_library_path: Some(String::new()),
         limits,

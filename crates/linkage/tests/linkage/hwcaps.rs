@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use launchguard_linkage::{inspect, CpuChoice, CpuLevel, CpuVendor, LinkageReport, Options, Target};
+use launchguard_linkage::{inspect, CpuChoice, CpuLevel, CpuVendor, InspectOptions, LinkageReport, Target};
 
 use crate::common::{assert_same_as_ldd, have, in_ci, inspect_with, Fixture, Search};
 
@@ -225,7 +225,8 @@ fn image(f: &Fixture, root: &str, version: &str) -> PathBuf {
 }
 
 fn inspect_image(root: &Path, cpu: CpuChoice) -> LinkageReport {
-    let opts = Options { root: Some(root.to_path_buf()), ld_library_path: None, cpu, ..Default::default() };
+    let opts =
+        InspectOptions { root: Some(root.to_path_buf()), ld_library_path: None, cpu, ..Default::default() };
     inspect(&Target::Path(PathBuf::from("/torch/lib/libtorch_cpu.so")), &opts).unwrap()
 }
 
@@ -423,7 +424,7 @@ fn an_image_with_this_machines_glibc_resolves_as_its_loader_in_a_chroot() {
         return;
     };
     let theirs = String::from_utf8_lossy(&chroot.stdout).into_owned();
-    let opts = Options { root: Some(img.clone()), ld_library_path: None, ..Default::default() };
+    let opts = InspectOptions { root: Some(img.clone()), ld_library_path: None, ..Default::default() };
     let r = inspect(&Target::Path(PathBuf::from(format!("/{multiarch}/libtop.so"))), &opts).unwrap();
     for name in ["libfoo.so.1", "libbar.so.1", "libbaz.so.1", "libqux.so.1", "libnc.so.1", "libc.so.6"] {
         let expected = theirs

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use launchguard_linkage::{inspect, Backend, Options, Target};
+use launchguard_linkage::{inspect, Backend, InspectOptions, Target};
 
 use crate::common::{have, in_ci, Fixture, Search};
 
@@ -53,7 +53,7 @@ fn image_with_its_own_cache() {
         return;
     }
     let expected = ldconfig_lookup(&root, "librocprofiler-sdk.so.1").expect("ldconfig lists the library");
-    let opts = Options { root: Some(root.clone()), ld_library_path: None, ..Default::default() };
+    let opts = InspectOptions { root: Some(root.clone()), ld_library_path: None, ..Default::default() };
     let r = inspect(&Target::Python("python3".into()), &opts).unwrap();
     assert_eq!(r.root.as_deref(), Some(root.to_str().unwrap()));
     assert_eq!(r.torch_dir.as_deref(), Some("/usr/local/lib/python3.12/dist-packages/torch"));
@@ -78,7 +78,7 @@ fn image_without_cache_explains_the_miss() {
     }
     let f = Fixture::new();
     image(&f);
-    let opts = Options { root: Some(f.path("img")), ld_library_path: None, ..Default::default() };
+    let opts = InspectOptions { root: Some(f.path("img")), ld_library_path: None, ..Default::default() };
     let r = inspect(&Target::Python("python3".into()), &opts).unwrap();
     // Linked, so reported; not found, and why: ldconfig never indexed /opt/rocm/lib.
     assert_eq!(r.profiler_backend, Backend::RocprofilerSdk);
@@ -107,7 +107,7 @@ fn image_without_cache_explains_the_miss() {
 fn image_without_torch() {
     let f = Fixture::new();
     std::fs::create_dir_all(f.path("img/usr/lib")).unwrap();
-    let opts = Options { root: Some(f.path("img")), ld_library_path: None, ..Default::default() };
+    let opts = InspectOptions { root: Some(f.path("img")), ld_library_path: None, ..Default::default() };
     let e = inspect(&Target::Python("python3".into()), &opts).unwrap_err();
     assert!(e.to_string().contains("has no torch package"), "{e}");
 }

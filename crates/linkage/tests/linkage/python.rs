@@ -1,6 +1,6 @@
 //! Finding torch through a Python interpreter, without importing it.
 
-use launchguard_linkage::{inspect, Backend, LinkageError, Options, Target};
+use launchguard_linkage::{inspect, Backend, InspectOptions, LinkageError, Target};
 
 use crate::common::{have, Fixture, Search};
 
@@ -36,7 +36,7 @@ fn python_finds_torch_without_importing_it() {
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&python, perms).unwrap();
 
-    let opts = Options { root: None, ld_library_path: Some(String::new()), ..Default::default() };
+    let opts = InspectOptions { root: None, ld_library_path: Some(String::new()), ..Default::default() };
     let target = Target::Python(python.to_str().unwrap().to_string());
     let r = inspect(&target, &opts).unwrap();
     assert!(!marker.exists(), "torch was imported");

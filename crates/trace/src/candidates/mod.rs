@@ -35,7 +35,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use rayon::prelude::*;
 
 use crate::event::{Scalar, TimelineBuilder};
-use crate::fast::{array::Release, chunks::guess_start, merge, replay, top, Reopen};
+use crate::fast::{array::Release, chunks::guess_start, exact_error, merge, top, Reopen};
 use crate::limits::Limits;
 use crate::simple;
 use crate::tail::{self, Stop};
@@ -150,7 +150,7 @@ fn guess_last(buf: &[u8], from: usize) -> Option<usize> {
 /// rest of the text; `buf[0]` is at offset `at` of the text); an error is worded with the file's
 /// lines and columns.
 fn reference_from(buf: &[u8], start: usize, bare: bool, at: u64, builder: &mut TimelineBuilder) -> Outcome {
-    match tail::simple_prefixed(replay::prefix(bare), &buf[start..], builder) {
+    match tail::simple_prefixed(exact_error::prefix(bare), &buf[start..], builder) {
         Ok((saw, end)) => {
             tail::check_tail(&buf[start + end..], at + (start + end) as u64)?;
             Ok(saw)
@@ -158,8 +158,8 @@ fn reference_from(buf: &[u8], start: usize, bare: bool, at: u64, builder: &mut T
         // A cap: the builder says which.
         Err(_) if builder.stopped().is_some() => Ok(true),
         Err(e) => {
-            let place = replay::Place::default().advance(buf, 0, start);
-            let e = replay::stream(&buf[start..], place, bare, io::empty()).map_or(e, |r| r.error);
+            let place = exact_error::Place::default().advance(buf, 0, start);
+            let e = exact_error::stream(&buf[start..], place, bare, io::empty()).map_or(e, |r| r.error);
             Err(Stop::Json(e))
         }
     }
@@ -350,7 +350,7 @@ fn drive(krate: Crate, rx: Receiver<Block>, builder: &mut TimelineBuilder) -> Op
     let mut joined = std::mem::take(builder).finish();
     let mut pos = content;
     // Lines and column of `buf[0]`, and its offset in the text.
-    let mut place = replay::Place::default();
+    let mut place = exact_error::Place::default();
     let mut drained: u64 = 0;
     // Bytes already searched for a cut without one (see `fast::gzip_par`).
     let mut searched: usize = 0;
@@ -388,14 +388,14 @@ fn drive(krate: Crate, rx: Receiver<Block>, builder: &mut TimelineBuilder) -> Op
     if (buf.len() - pos) as u64 > max_event {
         return None;
     }
-    match tail::simple_prefixed(replay::prefix(bare), &buf[pos..], builder) {
+    match tail::simple_prefixed(exact_error::prefix(bare), &buf[pos..], builder) {
         Ok((saw, end)) => {
             Some(tail::check_tail(&buf[pos + end..], drained + (pos + end) as u64).map(|()| saw))
         }
         Err(_) if builder.stopped().is_some() => None,
         Err(e) => {
             let place = place.advance(&buf, 0, pos);
-            let e = replay::stream(&buf[pos..], place, bare, io::empty()).map_or(e, |r| r.error);
+            let e = exact_error::stream(&buf[pos..], place, bare, io::empty()).map_or(e, |r| r.error);
             Some(Err(Stop::Json(e)))
         }
     }

@@ -8,18 +8,18 @@
 //! event's members, which Kineto repeats event after event, is matched whole against what was read
 //! last in the same place (see [`members`]). Where it stops (bad or
 //! truncated text), the reference parser replays the last few bytes to word the reason exactly as a
-//! full reference run would (see [`replay`]); where it meets something it leaves alone (a document
+//! full reference run would (see [`exact_error`]); where it meets something it leaves alone (a document
 //! that fails before any event), the reference parser reads the whole file.
 
 pub(crate) mod array;
 pub(crate) mod chunks;
 mod cursor;
+pub(crate) mod exact_error;
 mod fields;
 mod gzip_par;
 mod lexeme;
 mod members;
 pub(crate) mod merge;
-pub(crate) mod replay;
 mod stream;
 pub(crate) mod top;
 
@@ -151,10 +151,10 @@ fn parse_slice_fast(
 }
 
 /// The reference parser's error for a failure found at `at`, restarting at `anchor`.
-fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<replay::Replayed> {
-    let place = replay::Place::default().advance(buf, 0, anchor);
+fn replay_slice(buf: &[u8], anchor: usize, at: usize, bare: bool) -> Option<exact_error::Replayed> {
+    let place = exact_error::Place::default().advance(buf, 0, anchor);
     let limit = buf.len().min(at.saturating_add(1 << 16));
-    replay::slice(buf, anchor, place, limit, bare)
+    exact_error::slice(buf, anchor, place, limit, bare)
 }
 
 #[cfg(test)]

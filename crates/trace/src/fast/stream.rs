@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use super::array::{self, After, End};
-use super::replay::{self, Place};
+use super::exact_error::{self, Place};
 use super::{element_level, top};
 use crate::event::{Stopped, TimelineBuilder};
 use crate::limits::Cap;
@@ -205,10 +205,10 @@ impl Window {
     }
 
     /// The reference parser's error from `anchor` on, reading the rest of the stream as needed.
-    fn replay(&mut self, anchor: usize, bare: bool) -> Option<replay::Replayed> {
+    fn replay(&mut self, anchor: usize, bare: bool) -> Option<exact_error::Replayed> {
         let place = self.place.advance(&self.buf, 0, anchor);
         let rest = Rest { rx: &self.rx, block: Vec::new(), at: 0, error: self.error.take(), done: self.done };
-        replay::stream(&self.buf[anchor..], place, bare, rest)
+        exact_error::stream(&self.buf[anchor..], place, bare, rest)
     }
 }
 
