@@ -64,6 +64,7 @@ mod torch;
 use std::path::PathBuf;
 
 pub use classify::{classify_library_name, compare_versions, Backend, LibraryKind, ProfilerLib};
+pub use elf::build_id;
 pub use error::LinkageError;
 pub use limits::Limits;
 pub use report::{
