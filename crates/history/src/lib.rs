@@ -80,7 +80,8 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, k: &SeriesKey) -> bool {
+    /// Whether a series is one of those asked for.
+    pub fn matches(&self, k: &SeriesKey) -> bool {
         self.preset.as_ref().is_none_or(|p| *p == k.preset)
             && self.machine.as_ref().is_none_or(|m| *m == k.machine)
             && self.lane.as_ref().is_none_or(|l| *l == k.lane)
