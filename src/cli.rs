@@ -63,7 +63,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Results across builds: record check results (or import existing ones), show each metric's
     /// series with its change points, explain what changed at one, reset, gate.
-    #[command(after_help = "Exit codes: 0 done (gate: no series past a change for the worse); 1 the gate fails; 2 error.")]
+    #[command(
+        after_help = "Exit codes: 0 done (gate: no series past a change for the worse); 1 the gate fails; 2 error."
+    )]
     History(crate::cmd::history::HistoryArgs),
 }
 

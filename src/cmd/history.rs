@@ -86,6 +86,9 @@ pub struct DetectorArgs {
     /// Fewest runs on each side of a change point [default: 3].
     #[arg(long, value_name = "N")]
     pub min_runs: Option<usize>,
+    /// Compare the runs' values, not their ranks (the method as MongoDB and Otava run it).
+    #[arg(long)]
+    pub on_values: bool,
 }
 
 impl DetectorArgs {
@@ -97,6 +100,7 @@ impl DetectorArgs {
             min_relative: self.min_change.unwrap_or(d.min_relative),
             min_size: self.min_runs.unwrap_or(d.min_size),
             window: d.window,
+            ranks: !self.on_values,
         };
         c.validate().map_err(anyhow::Error::msg)?;
         Ok(c)
@@ -226,22 +230,23 @@ pub struct CheckHistoryArgs {
 
 /// `--history`, else `$LAUNCHGUARD_HISTORY` (how a CI runner or a container names it once).
 fn named(history: Option<&str>) -> Option<String> {
-    history.map(str::to_string).or_else(|| std::env::var("LAUNCHGUARD_HISTORY").ok().filter(|v| !v.is_empty()))
+    history
+        .map(str::to_string)
+        .or_else(|| std::env::var("LAUNCHGUARD_HISTORY").ok().filter(|v| !v.is_empty()))
 }
 
 fn location(history: Option<&str>) -> anyhow::Result<Location> {
-    let h = named(history)
-        .ok_or_else(|| anyhow::anyhow!("no history named: give --history PATH|URL (or set LAUNCHGUARD_HISTORY)"))?;
+    let h = named(history).ok_or_else(|| {
+        anyhow::anyhow!("no history named: give --history PATH|URL (or set LAUNCHGUARD_HISTORY)")
+    })?;
     anyhow::ensure!(!h.is_empty(), "--history is empty");
     Ok(Location::parse(&h))
 }
 
 fn run_id(text: &str) -> anyhow::Result<i64> {
-    text.trim_start_matches('#')
-        .parse::<i64>()
-        .ok()
-        .filter(|&n| n > 0)
-        .ok_or_else(|| anyhow::anyhow!("'{text}' is not a run: give its number as `history show` names it (#12 or 12)"))
+    text.trim_start_matches('#').parse::<i64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+        anyhow::anyhow!("'{text}' is not a run: give its number as `history show` names it (#12 or 12)")
+    })
 }
 
 impl Filing {
@@ -249,14 +254,19 @@ impl Filing {
         let env = |k: &str| std::env::var(k).ok();
         let mut labels = std::collections::BTreeMap::new();
         for l in &self.label {
-            let (k, v) = l.split_once('=').ok_or_else(|| anyhow::anyhow!("--label '{l}': expected KEY=VALUE"))?;
+            let (k, v) =
+                l.split_once('=').ok_or_else(|| anyhow::anyhow!("--label '{l}': expected KEY=VALUE"))?;
             anyhow::ensure!(!k.is_empty(), "--label '{l}': the key is empty");
             labels.insert(k.to_string(), v.to_string());
         }
         Ok(Labels {
             lane: Lane::from_flags(self.series.as_deref(), self.branch.as_deref(), &env),
             machine: self.machine_class.clone(),
-            identity: Identity { build_id: self.build_id.clone(), image_digest: self.image_digest.clone(), labels },
+            identity: Identity {
+                build_id: self.build_id.clone(),
+                image_digest: self.image_digest.clone(),
+                labels,
+            },
             build_ids,
             source,
         })
@@ -283,10 +293,14 @@ fn record(loc: &Location, args: RecordArgs) -> anyhow::Result<u8> {
         docs.push((p.display().to_string(), doc));
     }
     let mut store = store::open(loc, Mode::Create)?;
-    for (source, doc) in &docs {
-        let labels = args.filing.labels(args.read_build_ids, Some(source.clone()))?;
-        let (id, key) = launchguard_history::record(store.as_mut(), doc, &labels)?;
-        eprintln!("launchguard: recorded {source} as #{id} in {key}");
+    let docs = docs
+        .into_iter()
+        .map(|(source, doc)| Ok((doc, args.filing.labels(args.read_build_ids, Some(source))?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // One transaction: all of them recorded, or none.
+    for ((id, key), (_, labels)) in launchguard_history::record_all(store.as_mut(), &docs)?.iter().zip(&docs)
+    {
+        eprintln!("launchguard: recorded {} as #{id} in {key}", labels.source.as_deref().unwrap_or("-"));
     }
     Ok(0)
 }
@@ -295,9 +309,11 @@ fn show(loc: &Location, args: ShowArgs) -> anyhow::Result<u8> {
     let cfg = args.detector.config()?;
     let mut store = store::open(loc, Mode::Existing)?;
     let shown = launchguard_history::show(store.as_mut(), &args.which.filter(), &cfg)?;
-    for (path, format) in
-        [(&args.json, ShowFormat::Json), (&args.markdown, ShowFormat::Markdown), (&args.html, ShowFormat::Html)]
-    {
+    for (path, format) in [
+        (&args.json, ShowFormat::Json),
+        (&args.markdown, ShowFormat::Markdown),
+        (&args.html, ShowFormat::Html),
+    ] {
         if let Some(p) = path {
             launchguard_report::write_atomic(p, &rendered(&shown, format, args.runs))?;
             outputs::wrote(p);
@@ -390,12 +406,8 @@ fn say_gate(store: &mut dyn Store, key: &SeriesKey, cfg: &Config) -> anyhow::Res
         return Ok(false);
     }
     for (f, e) in &failures {
-        let what: Vec<String> = e
-            .differences
-            .iter()
-            .take(3)
-            .map(|d| format!("{}: {} → {}", d.key, d.before, d.after))
-            .collect();
+        let what: Vec<String> =
+            e.differences.iter().take(3).map(|d| format!("{}: {} → {}", d.key, d.before, d.after)).collect();
         let line = format!(
             "history: {key}: FAIL {}; what changed: {}",
             render::terminal::failure_line(f),

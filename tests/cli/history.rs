@@ -43,8 +43,11 @@ fn stderr(o: &Output) -> String {
 fn gpu_series(h: &Path) -> Vec<Output> {
     let mut outs = Vec::new();
     for i in 1..=20 {
-        let (name, delay) =
-            if i <= 10 { (format!("reference-healthy-{i:02}"), "0") } else { ("reference-delay-25".to_string(), "25") };
+        let (name, delay) = if i <= 10 {
+            (format!("reference-healthy-{i:02}"), "0")
+        } else {
+            ("reference-delay-25".to_string(), "25")
+        };
         outs.push(check_into(h, &name, delay, &format!("build-{i}")));
     }
     outs
@@ -59,8 +62,12 @@ fn the_gpu_series_finds_the_change_at_run_11_and_names_the_delay() {
     for (i, o) in outs.iter().enumerate() {
         let run = i + 1;
         let e = stderr(o);
-        let doc: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|err| panic!("run {run}: {err}: {e}"));
-        assert!(e.contains(&format!("recorded this run as #{run} in reference · NVIDIA H200 · gpu-history")), "{e}");
+        let doc: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|err| panic!("run {run}: {err}: {e}"));
+        assert!(
+            e.contains(&format!("recorded this run as #{run} in reference · NVIDIA H200 · gpu-history")),
+            "{e}"
+        );
         let verdict_code = if doc["verdict"] == "fail" { 1 } else { 0 };
         let gate_fails = e.contains(": FAIL ");
         assert_eq!(o.status.code(), Some(if gate_fails { 1 } else { verdict_code }), "run {run}: {e}");
@@ -92,14 +99,24 @@ fn the_gpu_series_finds_the_change_at_run_11_and_names_the_delay() {
     assert_eq!(v["schema"], "launchguard.history/1");
     let series = &v["series"][0];
     assert_eq!(series["runs"].as_array().unwrap().len(), 20);
-    let host = series["metrics"].as_array().unwrap().iter().find(|m| m["metric"]["name"] == "host_before_us").unwrap();
+    let host = series["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"]["name"] == "host_before_us")
+        .unwrap();
     let change = &host["changes"][0];
     assert_eq!((change["run_id"].as_i64(), change["worse"].as_bool()), (Some(11), Some(true)));
     assert_eq!(change["build"], "build-11");
     let p50 = |name: &str| -> f64 {
-        let r: Value = serde_json::from_slice(&std::fs::read(labeled(name).join("result.rank0.json")).unwrap()).unwrap();
-        let mut s: Vec<f64> =
-            r["phases"]["before"]["host_us"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let r: Value =
+            serde_json::from_slice(&std::fs::read(labeled(name).join("result.rank0.json")).unwrap()).unwrap();
+        let mut s: Vec<f64> = r["phases"]["before"]["host_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         s.sort_by(f64::total_cmp);
         (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
     };
@@ -115,7 +132,10 @@ fn the_gpu_series_finds_the_change_at_run_11_and_names_the_delay() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e: Value = serde_json::from_slice(&o.stdout).unwrap();
     let top = &e["differences"][0];
-    assert_eq!((top["key"].as_str(), top["before"].as_str(), top["after"].as_str()), (Some("run/inject_delay_us"), Some("0"), Some("25")));
+    assert_eq!(
+        (top["key"].as_str(), top["before"].as_str(), top["after"].as_str()),
+        (Some("run/inject_delay_us"), Some("0"), Some("25"))
+    );
     assert_eq!(top["at_the_change"], true);
     let text = String::from_utf8(history(&h, &["explain", "11"]).stdout).unwrap();
     assert!(text.contains("between #10 (build build-10) and #11 (build build-11)"), "{text}");
@@ -126,12 +146,23 @@ fn the_gpu_series_finds_the_change_at_run_11_and_names_the_delay() {
     let o = history(&h, &["show", "--html", html.to_str().unwrap(), "--markdown", md.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("change at #11 (build build-11)") && text.contains("gate: FAIL host_before_us"), "{text}");
+    assert!(
+        text.contains("change at #11 (build build-11)") && text.contains("gate: FAIL host_before_us"),
+        "{text}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("lg-chart-0-0") && page.contains("\"build-11\""));
-    assert!(!page.contains("http://") || page.matches("http://").all(|_| page.contains("http://www.w3.org/2000/svg")));
+    assert!(
+        page.starts_with("<!DOCTYPE html>") && page.contains("lg-chart-0-0") && page.contains("\"build-11\"")
+    );
+    assert!(
+        !page.contains("http://")
+            || page.matches("http://").all(|_| page.contains("http://www.w3.org/2000/svg"))
+    );
     let markdown = std::fs::read_to_string(&md).unwrap();
-    assert!(markdown.contains("| `host_before_us` |") && markdown.contains("#11 (build build-11)"), "{markdown}");
+    assert!(
+        markdown.contains("| `host_before_us` |") && markdown.contains("#11 (build build-11)"),
+        "{markdown}"
+    );
 
     // The gate fails until the change is accepted; then it passes.
     assert_eq!(history(&h, &["gate"]).status.code(), Some(1));
@@ -167,7 +198,8 @@ fn existing_results_and_a_kept_trace_are_imported() {
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes.txt");
-    std::fs::write(&notes, "just text, long enough to be read as a file header by SQLite ".repeat(10)).unwrap();
+    std::fs::write(&notes, "just text, long enough to be read as a file header by SQLite ".repeat(10))
+        .unwrap();
     let before = std::fs::read(&notes).unwrap();
     let h = dir.path().join("h.db");
     let cases: Vec<(Vec<&str>, &str)> = vec![

@@ -67,7 +67,13 @@ fn main() {
     println!("| preset | metric | runs | MAD | 5th–95th percentile |\n|---|---|---:|---:|---|");
     for ((preset, m), v) in &noise {
         let mad = changepoint::median(&v.iter().map(|x| (x - 1.0).abs()).collect::<Vec<_>>());
-        println!("| {preset} | `{m}` | {} | {:.1}% | {:.2}–{:.2} |", v.len(), 100.0 * mad, pct(v, 5.0), pct(v, 95.0));
+        println!(
+            "| {preset} | `{m}` | {} | {:.1}% | {:.2}–{:.2} |",
+            v.len(),
+            100.0 * mad,
+            pct(v, 5.0),
+            pct(v, 95.0)
+        );
     }
 
     // Generated series.
@@ -138,28 +144,38 @@ fn main() {
 
     println!("\n## Generated series: {LEN} runs, the step at run {}, {REPLICATES} series per cell\n", AT + 1);
     println!("Detected: a change point within ±{TOLERANCE} runs of the step (threshold rules: a run flagged at or after it). Found at: the median number of runs after the step, the first bad run counted as 1, when the growing history first shows it. False per 100 runs: change points (flagged runs) farther than ±{TOLERANCE} runs from the step, or before it; null series have no step. Each cell: detected / found at / false per 100 runs.\n");
-    let names = ["E-divisive on ranks (default)", "E-divisive on values", "threshold 10%", "threshold, calibrated"];
+    let names =
+        ["E-divisive on ranks (default)", "E-divisive on values", "threshold 10%", "threshold, calibrated"];
     println!("| preset | metric | step | {} |", names.join(" | "));
     println!("|---|---|---:|{}", "---:|".repeat(names.len()));
     for preset in presets {
         for m in METRICS {
             for &step in &STEPS {
-                let cell: Vec<&Outcome> =
-                    results.iter().filter(|o| o.preset == preset && o.metric == m && o.step == step).collect();
+                let cell: Vec<&Outcome> = results
+                    .iter()
+                    .filter(|o| o.preset == preset && o.metric == m && o.step == step)
+                    .collect();
                 if cell.is_empty() {
                     continue;
                 }
                 let n = cell.len() as f64;
                 let cols: Vec<String> = (0..names.len())
                     .map(|k| {
-                        let found: Vec<f64> =
-                            cell.iter().filter(|o| o.methods[k].detected).map(|o| o.methods[k].delay as f64).collect();
+                        let found: Vec<f64> = cell
+                            .iter()
+                            .filter(|o| o.methods[k].detected)
+                            .map(|o| o.methods[k].delay as f64)
+                            .collect();
                         let false_cp: usize = cell.iter().map(|o| o.methods[k].false_points).sum();
                         let fp = 100.0 * false_cp as f64 / (n * LEN as f64);
                         if step == 0.0 {
                             format!("– / – / {fp:.2}")
                         } else {
-                            let at = if found.is_empty() { "–".into() } else { format!("{:.0}", changepoint::median(&found)) };
+                            let at = if found.is_empty() {
+                                "–".into()
+                            } else {
+                                format!("{:.0}", changepoint::median(&found))
+                            };
                             format!("{:.0}% / {at} / {fp:.2}", 100.0 * found.len() as f64 / n)
                         }
                     })
@@ -190,13 +206,21 @@ fn main() {
             // Healthy runs first, then the delays in increasing order, as the ladders ran.
             let mut rs = rs;
             rs.sort_by(|a, b| a.delay.total_cmp(&b.delay).then(a.name.cmp(&b.name)));
-            let first_delayed = rs.iter().position(|r| r.delay > 0.0).map_or("none".into(), |i| format!("#{}", i + 1));
+            let first_delayed =
+                rs.iter().position(|r| r.delay > 0.0).map_or("none".into(), |i| format!("#{}", i + 1));
             for m in ["host_before_us", "graph_launch_us"] {
                 let vals: Vec<f64> = rs.iter().filter_map(|r| r.figures.get(m).copied()).collect();
                 let cps = changepoint::detect(&vals, &cfg);
                 let shown: Vec<String> = cps
                     .iter()
-                    .map(|c| format!("#{}: {:.1} → {:.1}", c.index + 1, changepoint::median(&vals[..c.index]), changepoint::median(&vals[c.index..])))
+                    .map(|c| {
+                        format!(
+                            "#{}: {:.1} → {:.1}",
+                            c.index + 1,
+                            changepoint::median(&vals[..c.index]),
+                            changepoint::median(&vals[c.index..])
+                        )
+                    })
                     .collect();
                 let flags: Vec<String> = threshold_flags(&vals, metrics::metric(m).unwrap().worse, THRESHOLD)
                     .iter()
@@ -229,7 +253,8 @@ fn main() {
         })
         .collect();
     let path = out.join("series.json");
-    std::fs::write(&path, serde_json::to_vec(&serde_json::json!({"config": cfg, "series": dump})).unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_vec(&serde_json::json!({"config": cfg, "series": dump})).unwrap())
+        .unwrap();
     eprintln!("wrote {}", path.display());
 }
 
@@ -295,7 +320,9 @@ fn detector(values: &[f64], step: f64, cfg: &Config) -> Found {
     let false_points = points.iter().filter(|&&i| !(stepped && near(i))).count();
     // Online: the first prefix whose change points include the step's.
     let delay = if detected {
-        (AT + 1..=LEN).find(|&n| changepoint::detect(&values[..n], cfg).iter().any(|c| near(c.index))).map_or(LEN, |n| n - AT)
+        (AT + 1..=LEN)
+            .find(|&n| changepoint::detect(&values[..n], cfg).iter().any(|c| near(c.index)))
+            .map_or(LEN, |n| n - AT)
     } else {
         0
     };

@@ -24,8 +24,8 @@
 //! - **Long series** are searched in overlapping windows of `window` runs (half a window apart),
 //!   and the candidates of all windows merged bottom-up, as Apache Otava does (Fleming et al.,
 //!   "Hunter", ICPE 2023): each point is tested again between its neighbours (at most a window
-//!   on each side), the weakest that fails the test or moves the median by less than
-//!   `min_relative` is dropped, its neighbours tested again. The cost stays linear in the length.
+//!   on each side), the weakest that fails the test or moves the median of the whole level by
+//!   less than `min_relative` is dropped, its neighbours tested again. The cost stays linear in the length.
 //!   This re-test keeps the point where it is and shuffles around it (the two-sample energy
 //!   test at that split, as Otava's merge keeps the index and re-runs its t-test): once a
 //!   neighbour is gone, the point is no longer the best split of its new segment, and holding
@@ -83,7 +83,10 @@ impl Config {
             return Err(format!("the smallest change must be a fraction ≥ 0, got {}", self.min_relative));
         }
         if self.window < 4 * self.min_size {
-            return Err(format!("a window needs at least {} runs (4 × the smallest side)", 4 * self.min_size));
+            return Err(format!(
+                "a window needs at least {} runs (4 × the smallest side)",
+                4 * self.min_size
+            ));
         }
         Ok(())
     }
@@ -150,7 +153,9 @@ fn divisive(x: &[f64], start: usize, end: usize, cfg: &Config, rng: &mut ChaCha8
         // The best split of each segment.
         let best = bounds
             .windows(2)
-            .filter_map(|w| best_split(&x[w[0]..w[1]], cfg.min_size, &mut scratch).map(|(t, q)| (w[0] + t, q)))
+            .filter_map(|w| {
+                best_split(&x[w[0]..w[1]], cfg.min_size, &mut scratch).map(|(t, q)| (w[0] + t, q))
+            })
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((tau, q)) = best else { break };
         let segments: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
@@ -248,7 +253,8 @@ fn merge(x: &[f64], mut points: Vec<usize>, cfg: &Config, rng: &mut ChaCha8Rng) 
             return None;
         }
         let (ok, p, q) = significant_at(x, (a, b), t, cfg, rng, &mut scratch);
-        let rel = relative_change(&x[a..t], &x[t..b]);
+        // The size of the change over the whole levels either side, as reports state it.
+        let rel = relative_change(&x[lo..t], &x[t..hi]);
         Some((if ok { p } else { p.max(cfg.alpha + f64::EPSILON) }, rel, q))
     };
     loop {
@@ -486,7 +492,10 @@ mod tests {
                 let mut s = Scratch { ranks, ..Scratch::default() };
                 for tau in 2..=n - 2 {
                     let (fast, slow) = (q_at(&y, tau, &mut s), naive_q(&reference, tau));
-                    assert!((fast - slow).abs() <= 1e-9 * slow.abs().max(1.0), "n {n} τ {tau}: {fast} vs {slow}");
+                    assert!(
+                        (fast - slow).abs() <= 1e-9 * slow.abs().max(1.0),
+                        "n {n} τ {tau}: {fast} vs {slow}"
+                    );
                 }
                 let (t, q) = best_split(&y, 2, &mut s).unwrap();
                 let best = (2..=n - 2).map(|t| naive_q(&reference, t)).fold(f64::NEG_INFINITY, f64::max);
@@ -499,8 +508,7 @@ mod tests {
     #[test]
     fn a_clear_step_is_found_where_it_is() {
         let mut seed = 3;
-        let y: Vec<f64> =
-            (0..40).map(|i| if i < 20 { 10.0 } else { 15.0 } + lcg(&mut seed) - 0.5).collect();
+        let y: Vec<f64> = (0..40).map(|i| if i < 20 { 10.0 } else { 15.0 } + lcg(&mut seed) - 0.5).collect();
         let cps = detect(&y, &Config::default());
         assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), vec![20]);
         assert!(cps[0].p_value <= 0.01);
@@ -544,7 +552,9 @@ mod tests {
                 base * if i < 30 { 1.0 } else { 1.2 } * (1.0 + 0.03 * (lcg(&mut seed) - 0.5))
             })
             .collect();
-        let found = |ranks| detect(&y, &Config { ranks, ..Config::default() }).iter().map(|c| c.index).collect::<Vec<_>>();
+        let found = |ranks| {
+            detect(&y, &Config { ranks, ..Config::default() }).iter().map(|c| c.index).collect::<Vec<_>>()
+        };
         assert_eq!(found(true), vec![30]);
     }
 

@@ -75,22 +75,30 @@ pub fn explain(
         .position(|r| r.id == run_id)
         .ok_or_else(|| Error::new(format!("run #{run_id} is not in the series {}", a.key)))?;
     if pos == 0 {
-        return Err(Error::new(format!("run #{run_id} is the first of its series: nothing before it to compare")));
+        return Err(Error::new(format!(
+            "run #{run_id} is the first of its series: nothing before it to compare"
+        )));
     }
     // Neighbouring change points (of any metric) and resets bound the sides.
     let mut bounds: BTreeSet<i64> = a.changes().iter().map(|c| c.run_id).collect();
     bounds.extend(a.resets.iter().map(|r| r.run_id));
     let start_id = bounds.range(..run_id).next_back().copied();
     let end_id = bounds.range(run_id + 1..).next().copied();
-    let start = start_id.map_or(0, |id| a.runs.partition_point(|r| r.id < id)).max(pos.saturating_sub(window));
+    let start =
+        start_id.map_or(0, |id| a.runs.partition_point(|r| r.id < id)).max(pos.saturating_sub(window));
     let end = end_id.map_or(a.runs.len(), |id| a.runs.partition_point(|r| r.id < id)).min(pos + window);
-    let fp_of = |i: usize| fingerprints.get(&a.runs[i].fingerprint);
-    let left: Vec<Option<&Fingerprint>> = (start..pos).map(fp_of).collect();
-    let right: Vec<Option<&Fingerprint>> = (pos..end).map(fp_of).collect();
+    // Each run's stack, with its build and image added.
+    let fp_of = |i: usize| -> Option<Fingerprint> {
+        let mut f = fingerprints.get(&a.runs[i].fingerprint)?.clone();
+        f.add_identity(&a.runs[i].identity);
+        Some(f)
+    };
+    let left: Vec<Option<Fingerprint>> = (start..pos).map(fp_of).collect();
+    let right: Vec<Option<Fingerprint>> = (pos..end).map(fp_of).collect();
     let keys: BTreeSet<&str> =
         left.iter().chain(&right).flatten().flat_map(|f| f.0.keys().map(String::as_str)).collect();
-    let value = |f: &Option<&Fingerprint>, k: &str| -> String {
-        f.and_then(|f| f.get(k)).unwrap_or(ABSENT).to_string()
+    let value = |f: &Option<Fingerprint>, k: &str| -> String {
+        f.as_ref().and_then(|f| f.get(k)).unwrap_or(ABSENT).to_string()
     };
     let mut differences = Vec::new();
     for key in keys {
@@ -162,7 +170,6 @@ mod tests {
                 let mut f = Fingerprint::default();
                 f.set("gpu", "NVIDIA H200");
                 f.set("torch", if i < 4 { "2.10.0" } else { "2.11.0" });
-                f.set("build", format!("build-{i}"));
                 if i > 10 {
                     f.set("env/LD_PRELOAD", "/opt/libdelay.so");
                     f.set("layer/libdelay.so", "/opt/libdelay.so");
@@ -179,6 +186,10 @@ mod tests {
                     verdict: "pass".into(),
                     status: RunStatus::Ok,
                     build: Some(format!("build-{i}")),
+                    identity: crate::fingerprint::Identity {
+                        build_id: Some(format!("build-{i}")),
+                        ..Default::default()
+                    },
                     fingerprint: hash,
                     figures: [("host_before_us".to_string(), v)].into(),
                 }

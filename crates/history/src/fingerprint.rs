@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 /// What the caller knows of the image or build that ran (`--build-id`, `--image-digest`,
 /// `--label`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Identity {
     /// The build: a CI build number, a commit, a tag.
     pub build_id: Option<String>,
@@ -86,9 +87,10 @@ impl Fingerprint {
         for (var, value) in &inv.layer_env {
             self.set(format!("env/{var}"), value.clone());
         }
-        for (prefix, libs) in
-            [("mapped", &inv.mapped_libraries), ("mapped_after_profiler", &inv.mapped_libraries_after_profiler)]
-        {
+        for (prefix, libs) in [
+            ("mapped", &inv.mapped_libraries),
+            ("mapped_after_profiler", &inv.mapped_libraries_after_profiler),
+        ] {
             for path in libs {
                 let name = base_name(path);
                 if launchguard_linkage::classify_library_name(&name).is_some() {

@@ -82,7 +82,9 @@ mod tests {
                     status: RunStatus::Ok,
                     build: Some(format!("b{id}")),
                     fingerprint: String::new(),
-                    figures: [("host_before_us".to_string(), level * (1.0 + [0.0, 0.01, -0.01][k % 3]))].into(),
+                    identity: Default::default(),
+                    figures: [("host_before_us".to_string(), level * (1.0 + [0.0, 0.01, -0.01][k % 3]))]
+                        .into(),
                 });
             }
         }
@@ -93,7 +95,10 @@ mod tests {
     fn a_slowdown_fails_at_its_first_build() {
         let f = judge(&series(&[(10, 3.0), (10, 28.0)]));
         assert_eq!(f.len(), 1);
-        assert_eq!((f[0].metric, f[0].first_bad.run_id, f[0].first_bad.build.as_deref()), ("host_before_us", 11, Some("b11")));
+        assert_eq!(
+            (f[0].metric, f[0].first_bad.run_id, f[0].first_bad.build.as_deref()),
+            ("host_before_us", 11, Some("b11"))
+        );
         assert!((f[0].relative() - 25.0 / 3.0).abs() < 0.2, "{}", f[0].relative());
     }
 

@@ -22,7 +22,8 @@ fn is_document(head: &[u8]) -> bool {
 /// Reads a result document or a kept trace.
 pub fn read(path: &Path) -> Result<Document> {
     let name = path.display().to_string();
-    let (mut file, _) = launchguard_files::open_regular(path).map_err(|e| Error::new(format!("{name}: {e}")))?;
+    let (mut file, _) =
+        launchguard_files::open_regular(path).map_err(|e| Error::new(format!("{name}: {e}")))?;
     let mut head = vec![0u8; 256];
     let got = read_up_to(&mut file, &mut head).map_err(|e| Error::new(format!("{name}: {e}")))?;
     head.truncate(got);
@@ -52,8 +53,12 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
 /// A trace, measured and judged with the default settings, as `analyze TRACE` does.
 fn trace(path: &Path) -> Result<Document> {
     let name = path.display().to_string();
-    let trace = launchguard_trace::read_limited(path, launchguard_trace::Parser::Fast, &launchguard_trace::Limits::DEFAULT)
-        .map_err(|e| Error::new(format!("{name}: {e}")))?;
+    let trace = launchguard_trace::read_limited(
+        path,
+        launchguard_trace::Parser::Fast,
+        &launchguard_trace::Limits::DEFAULT,
+    )
+    .map_err(|e| Error::new(format!("{name}: {e}")))?;
     let figures = launchguard_analysis::analyze::analyze(&trace, &Default::default())
         .map_err(|e| Error::new(format!("{name}: {e}")))?;
     if figures.devices.is_empty() {

@@ -61,6 +61,13 @@ pub fn record(store: &mut dyn Store, doc: &Document, labels: &Labels) -> Result<
     Ok((id, run.key))
 }
 
+/// Records documents in order, all or none; returns each run's id and series.
+pub fn record_all(store: &mut dyn Store, docs: &[(Document, Labels)]) -> Result<Vec<(i64, SeriesKey)>> {
+    let runs = docs.iter().map(|(d, l)| record::new_run(d, l)).collect::<Result<Vec<_>>>()?;
+    let ids = store.insert_all(&runs)?;
+    Ok(ids.into_iter().zip(runs.into_iter().map(|r| r.key)).collect())
+}
+
 /// A series read from the store and analysed.
 pub fn analyse(store: &mut dyn Store, key: &SeriesKey, cfg: &Config) -> Result<SeriesAnalysis> {
     let runs = store.runs(key)?;
@@ -90,7 +97,8 @@ impl Filter {
 
 /// Every series that matches, analysed, with its gate.
 pub fn show(store: &mut dyn Store, filter: &Filter, cfg: &Config) -> Result<Shown> {
-    let keys: Vec<SeriesKey> = store.series()?.into_iter().map(|(k, _)| k).filter(|k| filter.matches(k)).collect();
+    let keys: Vec<SeriesKey> =
+        store.series()?.into_iter().map(|(k, _)| k).filter(|k| filter.matches(k)).collect();
     let mut series = Vec::new();
     for key in keys {
         let analysis = analyse(store, &key, cfg)?;
@@ -112,7 +120,8 @@ pub const EXPLAIN_WINDOW: usize = 10;
 
 /// What differs on either side of run `run_id` (the first run of a new level).
 pub fn explain_run(store: &mut dyn Store, run_id: i64, cfg: &Config) -> Result<Explanation> {
-    let run = store.run(run_id)?.ok_or_else(|| Error::new(format!("no run #{run_id} in {}", store.describe())))?;
+    let run =
+        store.run(run_id)?.ok_or_else(|| Error::new(format!("no run #{run_id} in {}", store.describe())))?;
     let a = analyse(store, &run.key, cfg)?;
     let fps = fingerprints_of(store, &a)?;
     explain::explain(&a, &fps, run_id, EXPLAIN_WINDOW)

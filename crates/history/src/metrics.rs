@@ -61,7 +61,12 @@ pub const METRICS: &[Metric] = &[
     },
     Metric { name: "gpu_per_replay_us", label: "GPU time per replay", unit: "µs", worse: Worse::Higher },
     Metric { name: "occupancy", label: "profiled occupancy (judged)", unit: "", worse: Worse::Lower },
-    Metric { name: "graph_launch_us", label: "graph launch, mean (profiled)", unit: "µs", worse: Worse::Higher },
+    Metric {
+        name: "graph_launch_us",
+        label: "graph launch, mean (profiled)",
+        unit: "µs",
+        worse: Worse::Higher,
+    },
     Metric {
         name: "replay_idle_us",
         label: "GPU idle before each replay (p50)",
@@ -108,7 +113,11 @@ fn phase_figures(out: &mut Figures, phases: &[&BTreeMap<String, PhaseReport>]) {
 
 fn trace_figures(out: &mut Figures, analyses: &[&AnalysisReport]) {
     put(out, "graph_launch_us", worst_of(analyses.iter().map(|a| a.figures.graph_launches.mean_us)));
-    put(out, "replay_idle_us", worst_of(analyses.iter().map(|a| a.figures.replay_summary.idle_before_p50_us)));
+    put(
+        out,
+        "replay_idle_us",
+        worst_of(analyses.iter().map(|a| a.figures.replay_summary.idle_before_p50_us)),
+    );
 }
 
 /// The figures of a `check` result; with several ranks, each cost at its worst rank.

@@ -63,7 +63,10 @@ pub struct NewRun {
     pub status: RunStatus,
     /// The build that ran (`--build-id`, else the image digest).
     pub build: Option<String>,
-    /// Its fingerprint.
+    /// What the caller said of the build and image; kept with the run, not in the fingerprint,
+    /// which many runs of one stack share.
+    pub identity: Identity,
+    /// Its fingerprint: the stack it ran on.
     pub fingerprint: Fingerprint,
     /// Its figures.
     pub figures: Figures,
@@ -97,6 +100,8 @@ pub struct RunRow {
     pub build: Option<String>,
     /// Its fingerprint's hash.
     pub fingerprint: String,
+    /// The build and image, as the caller said.
+    pub identity: Identity,
     /// Its figures.
     pub figures: Figures,
 }
@@ -187,7 +192,11 @@ impl Document {
 const TRUST: [&str; 2] = ["trace_sanity", "trace_complete"];
 
 /// Why a run's figures should not count, if they should not.
-fn inconclusive(verdict: launchguard_judge::Verdict, reason: Option<&str>, checks: &[launchguard_judge::Check]) -> RunStatus {
+fn inconclusive(
+    verdict: launchguard_judge::Verdict,
+    reason: Option<&str>,
+    checks: &[launchguard_judge::Check],
+) -> RunStatus {
     if verdict == launchguard_judge::Verdict::Skip {
         return RunStatus::Inconclusive(format!("skip: {}", reason.unwrap_or("nothing measured")));
     }
@@ -263,7 +272,6 @@ pub fn new_run(doc: &Document, labels: &Labels) -> Result<NewRun> {
     if labels.build_ids {
         fp.add_build_ids();
     }
-    fp.add_identity(&labels.identity);
     let status = match status {
         RunStatus::Ok if figures.is_empty() => RunStatus::Inconclusive("no figure measured".into()),
         s => s,
@@ -281,6 +289,7 @@ pub fn new_run(doc: &Document, labels: &Labels) -> Result<NewRun> {
         verdict: verdict.as_str().to_string(),
         status,
         build: labels.identity.build().map(str::to_string),
+        identity: labels.identity.clone(),
         fingerprint: fp,
         figures,
         document_schema: doc.schema().to_string(),

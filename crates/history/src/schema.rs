@@ -68,6 +68,7 @@ CREATE TABLE lg_runs (
   status TEXT NOT NULL,
   status_reason TEXT,
   build TEXT,
+  identity TEXT NOT NULL,
   fingerprint TEXT NOT NULL REFERENCES lg_fingerprints(hash),
   document_schema TEXT NOT NULL,
   document {blob} NOT NULL

@@ -52,14 +52,20 @@ impl Lane {
 
     /// `--series`, else `--branch`, else the branch CI names (GitHub Actions, GitLab,
     /// Buildkite, Jenkins), else `default`.
-    pub fn from_flags(series: Option<&str>, branch: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Lane {
+    pub fn from_flags(
+        series: Option<&str>,
+        branch: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Lane {
         if let Some(s) = series {
             return Lane::Named(s.to_string());
         }
         if let Some(b) = branch {
             return Lane::Branch(b.to_string());
         }
-        for var in ["GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "BRANCH_NAME"] {
+        for var in
+            ["GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "BRANCH_NAME"]
+        {
             if let Some(v) = env(var).filter(|v| !v.is_empty()) {
                 return Lane::Branch(v);
             }
@@ -137,11 +143,8 @@ impl SeriesAnalysis {
 
 /// Where each metric's series starts anew: the runs that reset markers name.
 fn reset_starts(resets: &[Reset], metric: &str) -> Vec<i64> {
-    let mut v: Vec<i64> = resets
-        .iter()
-        .filter(|r| r.metric.as_deref().is_none_or(|m| m == metric))
-        .map(|r| r.run_id)
-        .collect();
+    let mut v: Vec<i64> =
+        resets.iter().filter(|r| r.metric.as_deref().is_none_or(|m| m == metric)).map(|r| r.run_id).collect();
     v.sort_unstable();
     v.dedup();
     v
@@ -234,6 +237,7 @@ mod tests {
             status: if ok { RunStatus::Ok } else { RunStatus::Inconclusive("test".into()) },
             build: Some(format!("b{id}")),
             fingerprint: String::new(),
+            identity: Default::default(),
             figures: [("host_before_us".to_string(), v), ("occupancy".to_string(), 1.0 / v)].into(),
         }
     }

@@ -42,7 +42,13 @@ impl Server {
             .to_str()
             .unwrap()
             .bytes()
-            .map(|b| if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.' {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
             .collect();
         format!("postgresql://postgres@{host}/{db}")
     }
@@ -94,7 +100,13 @@ fn start() -> Result<Server, String> {
     let root = run_as(None, Path::new("id"), &["-u"]).map(|s| s.trim() == "0").unwrap_or(false);
     let user = if root {
         let known = |u: &str| Command::new("id").arg(u).output().is_ok_and(|o| o.status.success());
-        Some(["postgres", "nobody"].into_iter().find(|u| known(u)).ok_or("running as root, and no postgres or nobody user")?.to_string())
+        Some(
+            ["postgres", "nobody"]
+                .into_iter()
+                .find(|u| known(u))
+                .ok_or("running as root, and no postgres or nobody user")?
+                .to_string(),
+        )
     } else {
         None
     };
@@ -104,10 +116,16 @@ fn start() -> Result<Server, String> {
         run_as(None, Path::new("chown"), &["-R", u, dir.path().to_str().unwrap()])?;
     }
     let mut server = Server { data, socket, bin, user, version: String::new(), _dir: dir };
-    server.run("initdb", &["-D", server.data.to_str().unwrap(), "-A", "trust", "-U", "postgres", "--no-sync"])?;
+    server.run(
+        "initdb",
+        &["-D", server.data.to_str().unwrap(), "-A", "trust", "-U", "postgres", "--no-sync"],
+    )?;
     let opts = format!("-k {} -c listen_addresses='' -c fsync=off", server.socket.display());
     let log = server.socket.join("log");
-    server.run("pg_ctl", &["-D", server.data.to_str().unwrap(), "-o", &opts, "-l", log.to_str().unwrap(), "-w", "start"])?;
+    server.run(
+        "pg_ctl",
+        &["-D", server.data.to_str().unwrap(), "-o", &opts, "-l", log.to_str().unwrap(), "-w", "start"],
+    )?;
     server.version = server.run("postgres", &["--version"]).unwrap_or_default().trim().to_string();
     Ok(server)
 }
@@ -153,8 +171,12 @@ fn postgres_store_against_a_real_server() {
     let fresh = format!("{db}_b");
     admin.batch_execute(&format!("CREATE DATABASE {fresh}")).unwrap();
     let fresh_url = url.replacen(&db, &fresh, 1);
-    let threads: Vec<_> =
-        (0..4).map(|_| { let u = fresh_url.clone(); std::thread::spawn(move || PostgresStore::connect(&u).map(|_| ())) }).collect();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let u = fresh_url.clone();
+            std::thread::spawn(move || PostgresStore::connect(&u).map(|_| ()))
+        })
+        .collect();
     for t in threads {
         t.join().unwrap().unwrap();
     }
@@ -175,6 +197,7 @@ fn postgres_store_against_a_real_server() {
 
 #[test]
 fn a_bad_connection_string_is_one_line() {
-    let e = PostgresStore::connect("postgresql://nobody@%2Fnonexistent-socket-dir/x").err().unwrap().to_string();
+    let e =
+        PostgresStore::connect("postgresql://nobody@%2Fnonexistent-socket-dir/x").err().unwrap().to_string();
     assert!(e.contains("cannot connect") && !e.contains('\n'), "{e}");
 }

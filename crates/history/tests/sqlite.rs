@@ -27,9 +27,13 @@ fn an_older_file_is_upgraded_and_keeps_its_runs() {
         }
         conn.execute("INSERT INTO lg_schema VALUES (1, 'runs', '2026-01-01T00:00:00Z')", []).unwrap();
         let run = launchguard_history::record::new_run(&doc, &Default::default()).unwrap();
-        conn.execute("INSERT INTO lg_fingerprints VALUES (?1, ?2)", rusqlite::params![run.fingerprint.hash(), run.fingerprint.to_json()]).unwrap();
         conn.execute(
-            "INSERT INTO lg_runs (preset, machine, lane, recorded_at, kind, verdict, status, fingerprint, document_schema, document) VALUES ('reference', 'NVIDIA H200', 'default', 'then', 'check', 'warn', 'ok', ?1, 'launchguard.check/1', ?2)",
+            "INSERT INTO lg_fingerprints VALUES (?1, ?2)",
+            rusqlite::params![run.fingerprint.hash(), run.fingerprint.to_json()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO lg_runs (preset, machine, lane, recorded_at, kind, verdict, status, fingerprint, document_schema, document, identity) VALUES ('reference', 'NVIDIA H200', 'default', 'then', 'check', 'warn', 'ok', ?1, 'launchguard.check/1', ?2, '{}')",
             rusqlite::params![run.fingerprint.hash(), run.document],
         )
         .unwrap();
@@ -66,7 +70,8 @@ fn a_newer_file_is_refused_untouched() {
 fn what_is_not_a_history_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.txt");
-    std::fs::write(&text, "not a database at all, just some text that is long enough to be read".repeat(20)).unwrap();
+    std::fs::write(&text, "not a database at all, just some text that is long enough to be read".repeat(20))
+        .unwrap();
     let e = SqliteStore::open(&text, Mode::Existing).err().unwrap().to_string();
     assert!(e.contains("not a launchguard history"), "{e}");
     assert!(!e.contains('\n'));

@@ -29,7 +29,8 @@ ul { margin: 4px 0; }
 /// `show` as one HTML page.
 pub fn show(s: &Shown) -> String {
     // The data for the script; `<` escaped so that no name from a run can end the script element.
-    let data = serde_json::to_string(&super::json::show(s)).unwrap_or_else(|_| "{}".into()).replace('<', "\\u003c");
+    let data =
+        serde_json::to_string(&super::json::show(s)).unwrap_or_else(|_| "{}".into()).replace('<', "\\u003c");
     let page: Markup = html! {
         (DOCTYPE)
         html lang="en" {

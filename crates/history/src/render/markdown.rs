@@ -7,7 +7,11 @@ use crate::explain::Explanation;
 
 /// Text in a table cell: pipes, backticks and line breaks of strangers' names made harmless.
 pub fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|").replace('`', "'").replace(['\n', '\r'], " ").replace('<', "&lt;")
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('`', "'")
+        .replace(['\n', '\r'], " ")
+        .replace('<', "&lt;")
 }
 
 /// `show` as Markdown.

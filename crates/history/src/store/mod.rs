@@ -20,9 +20,13 @@ pub trait Store {
     fn describe(&self) -> String;
     /// The schema version it is at.
     fn schema_version(&mut self) -> Result<i64>;
-    /// Records a run with its figures, document and fingerprint (stored once per distinct one);
-    /// returns the run's id. All or nothing.
-    fn insert(&mut self, run: &NewRun) -> Result<i64>;
+    /// Records runs with their figures, documents and fingerprints (stored once per distinct
+    /// one), in order, in one transaction: all or nothing. Returns their ids.
+    fn insert_all(&mut self, runs: &[NewRun]) -> Result<Vec<i64>>;
+    /// Records one run; returns its id.
+    fn insert(&mut self, run: &NewRun) -> Result<i64> {
+        Ok(self.insert_all(std::slice::from_ref(run))?[0])
+    }
     /// Every series, with its number of runs.
     fn series(&mut self) -> Result<Vec<(SeriesKey, i64)>>;
     /// The runs of a series in the order they were recorded, with their figures.

@@ -34,8 +34,9 @@ fn err(e: postgres::Error) -> Error {
 impl PostgresStore {
     /// Connects (`postgres://user@host:port/db`, or the key=value form) and upgrades the schema.
     pub fn connect(url: &str) -> Result<Self> {
-        let config: postgres::Config =
-            url.parse().map_err(|e| Error::new(format!("--history: not a PostgreSQL connection string: {e}")))?;
+        let config: postgres::Config = url
+            .parse()
+            .map_err(|e| Error::new(format!("--history: not a PostgreSQL connection string: {e}")))?;
         // Where, without the password, for messages.
         let hosts: Vec<String> = config
             .get_hosts()
@@ -50,7 +51,8 @@ impl PostgresStore {
             hosts.join(","),
             config.get_dbname().unwrap_or(config.get_user().unwrap_or(""))
         );
-        let client = config.connect(NoTls).map_err(|e| Error::new(format!("{shown}: cannot connect: {e}")))?;
+        let client =
+            config.connect(NoTls).map_err(|e| Error::new(format!("{shown}: cannot connect: {e}")))?;
         let mut store = PostgresStore { client, shown };
         store.migrate_to(schema::latest())?;
         Ok(store)
@@ -97,38 +99,44 @@ impl Store for PostgresStore {
         Ok(self.client.query_one(sql::SCHEMA_VERSION, &[]).map_err(err)?.get(0))
     }
 
-    fn insert(&mut self, run: &NewRun) -> Result<i64> {
+    fn insert_all(&mut self, runs: &[NewRun]) -> Result<Vec<i64>> {
         let mut tx = self.client.transaction().map_err(err)?;
-        let hash = run.fingerprint.hash();
-        tx.execute(sql::INSERT_FINGERPRINT, &[&hash, &run.fingerprint.to_json()]).map_err(err)?;
-        let (status, reason) = run.status.parts();
-        let id: i64 = tx
-            .query_one(
-                sql::INSERT_RUN,
-                &[
-                    &run.key.preset,
-                    &run.key.machine,
-                    &run.key.lane,
-                    &run.recorded_at,
-                    &run.kind,
-                    &run.source,
-                    &run.verdict,
-                    &status,
-                    &reason,
-                    &run.build,
-                    &hash,
-                    &run.document_schema,
-                    &run.document,
-                ],
-            )
-            .map_err(err)?
-            .get(0);
         let st = tx.prepare(sql::INSERT_METRIC).map_err(err)?;
-        for (name, value) in &run.figures {
-            tx.execute(&st, &[&id, name, value]).map_err(err)?;
+        let mut ids = Vec::with_capacity(runs.len());
+        for run in runs {
+            let hash = run.fingerprint.hash();
+            tx.execute(sql::INSERT_FINGERPRINT, &[&hash, &run.fingerprint.to_json()]).map_err(err)?;
+            let (status, reason) = run.status.parts();
+            let identity = serde_json::to_string(&run.identity).expect("strings serialize");
+            let id: i64 = tx
+                .query_one(
+                    sql::INSERT_RUN,
+                    &[
+                        &run.key.preset,
+                        &run.key.machine,
+                        &run.key.lane,
+                        &run.recorded_at,
+                        &run.kind,
+                        &run.source,
+                        &run.verdict,
+                        &status,
+                        &reason,
+                        &run.build,
+                        &hash,
+                        &run.document_schema,
+                        &run.document,
+                        &identity,
+                    ],
+                )
+                .map_err(err)?
+                .get(0);
+            for (name, value) in &run.figures {
+                tx.execute(&st, &[&id, name, value]).map_err(err)?;
+            }
+            ids.push(id);
         }
         tx.commit().map_err(err)?;
-        Ok(id)
+        Ok(ids)
     }
 
     fn series(&mut self) -> Result<Vec<(SeriesKey, i64)>> {
@@ -148,7 +156,10 @@ impl Store for PostgresStore {
     }
 
     fn runs(&mut self, key: &SeriesKey) -> Result<Vec<RunRow>> {
-        let rows = self.client.query(&sql::runs_of_series(), &[&key.preset, &key.machine, &key.lane]).map_err(err)?;
+        let rows = self
+            .client
+            .query(&sql::runs_of_series(), &[&key.preset, &key.machine, &key.lane])
+            .map_err(err)?;
         rows::fold_runs(rows.into_iter().map(Ok))
     }
 

@@ -12,7 +12,9 @@ pub(crate) trait Row {
 }
 
 /// Folds the rows of [`super::sql::runs_of_series`] (one per figure, in run order) into runs.
-pub(crate) fn fold_runs<R: Row>(rows: impl IntoIterator<Item = crate::Result<R>>) -> crate::Result<Vec<RunRow>> {
+pub(crate) fn fold_runs<R: Row>(
+    rows: impl IntoIterator<Item = crate::Result<R>>,
+) -> crate::Result<Vec<RunRow>> {
     let mut out: Vec<RunRow> = Vec::new();
     for row in rows {
         let row = row?;
@@ -29,10 +31,12 @@ pub(crate) fn fold_runs<R: Row>(rows: impl IntoIterator<Item = crate::Result<R>>
                 status,
                 build: row.opt_text(10)?,
                 fingerprint: row.text(11)?,
+                identity: serde_json::from_str(&row.text(12)?)
+                    .map_err(|e| crate::Error::new(format!("run #{id}: unreadable identity: {e}")))?,
                 figures: Default::default(),
             });
         }
-        if let (Some(name), Some(value)) = (row.opt_text(12)?, row.opt_float(13)?) {
+        if let (Some(name), Some(value)) = (row.opt_text(13)?, row.opt_float(14)?) {
             out.last_mut().expect("pushed above").figures.insert(name, value);
         }
     }

@@ -1,8 +1,9 @@
 //! The statements both engines run, written once (see [`crate::schema::Dialect::sql`]).
 
 /// Columns of a run, in the order [`super::rows`] reads them.
-pub const RUN_COLUMNS: &str = "r.id, r.preset, r.machine, r.lane, r.recorded_at, r.kind, r.source, r.verdict, \
-     r.status, r.status_reason, r.build, r.fingerprint, m.name, m.value";
+pub const RUN_COLUMNS: &str =
+    "r.id, r.preset, r.machine, r.lane, r.recorded_at, r.kind, r.source, r.verdict, \
+     r.status, r.status_reason, r.build, r.fingerprint, r.identity, m.name, m.value";
 
 /// The highest migration applied.
 pub const SCHEMA_VERSION: &str = "SELECT COALESCE(MAX(version), 0) FROM lg_schema";
@@ -15,9 +16,10 @@ pub const INSERT_FINGERPRINT: &str =
     "INSERT INTO lg_fingerprints (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING";
 
 /// Stores a run; returns its id.
-pub const INSERT_RUN: &str = "INSERT INTO lg_runs (preset, machine, lane, recorded_at, kind, source, verdict, \
-     status, status_reason, build, fingerprint, document_schema, document) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+pub const INSERT_RUN: &str =
+    "INSERT INTO lg_runs (preset, machine, lane, recorded_at, kind, source, verdict, \
+     status, status_reason, build, fingerprint, document_schema, document, identity) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id";
 
 /// Stores one figure of a run.
 pub const INSERT_METRIC: &str = "INSERT INTO lg_metrics (run_id, name, value) VALUES ($1, $2, $3)";
@@ -46,7 +48,8 @@ pub const FINGERPRINT: &str = "SELECT body FROM lg_fingerprints WHERE hash = $1"
 pub const DOCUMENT: &str = "SELECT document_schema, document FROM lg_runs WHERE id = $1";
 
 /// Stores a reset marker; returns its id.
-pub const INSERT_RESET: &str = "INSERT INTO lg_resets (preset, machine, lane, run_id, metric, note, created_at) \
+pub const INSERT_RESET: &str =
+    "INSERT INTO lg_resets (preset, machine, lane, run_id, metric, note, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
 
 /// The reset markers of a series.

@@ -115,45 +115,51 @@ impl Store for SqliteStore {
         self.conn.query_row(sql::SCHEMA_VERSION, [], |r| r.get(0)).map_err(err(&self.path))
     }
 
-    fn insert(&mut self, run: &NewRun) -> Result<i64> {
+    fn insert_all(&mut self, runs: &[NewRun]) -> Result<Vec<i64>> {
         let path = self.path.clone();
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err(&path))?;
-        let hash = run.fingerprint.hash();
-        tx.execute(&Self::q(sql::INSERT_FINGERPRINT), params![hash, run.fingerprint.to_json()])
-            .map_err(err(&path))?;
-        let (status, reason) = run.status.parts();
-        let id: i64 = tx
-            .query_row(
-                &Self::q(sql::INSERT_RUN),
-                params![
-                    run.key.preset,
-                    run.key.machine,
-                    run.key.lane,
-                    run.recorded_at,
-                    run.kind,
-                    run.source,
-                    run.verdict,
-                    status,
-                    reason,
-                    run.build,
-                    hash,
-                    run.document_schema,
-                    run.document,
-                ],
-                |r| r.get(0),
-            )
-            .map_err(err(&path))?;
-        {
-            let mut st = tx.prepare(&Self::q(sql::INSERT_METRIC)).map_err(err(&path))?;
-            for (name, value) in &run.figures {
-                st.execute(params![id, name, value]).map_err(err(&path))?;
+        let mut ids = Vec::with_capacity(runs.len());
+        for run in runs {
+            let hash = run.fingerprint.hash();
+            tx.execute(&Self::q(sql::INSERT_FINGERPRINT), params![hash, run.fingerprint.to_json()])
+                .map_err(err(&path))?;
+            let (status, reason) = run.status.parts();
+            let identity = serde_json::to_string(&run.identity).expect("strings serialize");
+            let id: i64 = tx
+                .query_row(
+                    &Self::q(sql::INSERT_RUN),
+                    params![
+                        run.key.preset,
+                        run.key.machine,
+                        run.key.lane,
+                        run.recorded_at,
+                        run.kind,
+                        run.source,
+                        run.verdict,
+                        status,
+                        reason,
+                        run.build,
+                        hash,
+                        run.document_schema,
+                        run.document,
+                        identity,
+                    ],
+                    |r| r.get(0),
+                )
+                .map_err(err(&path))?;
+            {
+                let mut st = tx.prepare(&Self::q(sql::INSERT_METRIC)).map_err(err(&path))?;
+                for (name, value) in &run.figures {
+                    st.execute(params![id, name, value]).map_err(err(&path))?;
+                }
             }
+            ids.push(id);
         }
         tx.commit().map_err(err(&path))?;
-        Ok(id)
+        Ok(ids)
     }
 
     fn series(&mut self) -> Result<Vec<(SeriesKey, i64)>> {
@@ -194,10 +200,12 @@ impl Store for SqliteStore {
         let mut st = self.conn.prepare(&Self::q(sql::FINGERPRINT)).map_err(err(&path))?;
         let mut out = BTreeMap::new();
         for h in hashes {
-            let body: Option<String> = st.query_row(params![h], |r| r.get(0)).optional().map_err(err(&path))?;
+            let body: Option<String> =
+                st.query_row(params![h], |r| r.get(0)).optional().map_err(err(&path))?;
             if let Some(body) = body {
-                let fp: Fingerprint = serde_json::from_str(&body)
-                    .map_err(|e| Error::new(format!("{}: fingerprint {h} unreadable: {e}", path.display())))?;
+                let fp: Fingerprint = serde_json::from_str(&body).map_err(|e| {
+                    Error::new(format!("{}: fingerprint {h} unreadable: {e}", path.display()))
+                })?;
                 out.insert(h.clone(), fp);
             }
         }
