@@ -24,7 +24,7 @@ fn main() {
         let mut r = base.clone();
         let level = 1.0 + 0.25 * (i / 2000) as f64;
         for (name, phase) in r.phases.iter_mut() {
-            let bimodal = if next(&mut state) % 5 == 0 { 1.8 } else { 1.0 };
+            let bimodal = if next(&mut state).is_multiple_of(5) { 1.8 } else { 1.0 };
             let noise = 1.0 + 0.05 * ((next(&mut state) % 2001) as f64 / 1000.0 - 1.0);
             if let Some(p) = phase.host_p50_us.as_mut() {
                 *p *= noise * if name == "profiled" { 1.0 } else { bimodal * level };

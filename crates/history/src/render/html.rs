@@ -4,7 +4,7 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::{percent, run_name, value, Shown};
+use super::{run_name, Shown};
 
 const SCRIPT: &str = include_str!("history.js");
 
@@ -61,12 +61,7 @@ pub fn show(s: &Shown) -> String {
                         @if !m.changes.is_empty() {
                             ul {
                                 @for c in &m.changes {
-                                    li {
-                                        (run_name(c.run_id, c.build.as_deref())) ": "
-                                        (value(c.before, m.metric.unit)) " → " (value(c.after, m.metric.unit))
-                                        " (" (percent(c.relative)) ", " (if c.worse { "worse" } else { "better" })
-                                        ", p=" (format!("{:.3}", c.p_value)) ")"
-                                    }
+                                    li { (run_name(c.run_id, c.build.as_deref())) ": " (super::change_text(c)) }
                                 }
                             }
                         }

@@ -70,15 +70,7 @@ pub fn explanation(e: &Explanation) -> String {
         cell(&run_name(e.run_id, e.build.as_deref()))
     );
     for c in &e.changes {
-        let unit = crate::metrics::metric(c.metric).map_or("", |m| m.unit);
-        let _ = writeln!(
-            out,
-            "- `{}`: {} → {} ({})",
-            c.metric,
-            value(c.before, unit),
-            value(c.after, unit),
-            percent(c.relative)
-        );
+        let _ = writeln!(out, "- `{}`: {}", c.metric, super::change_text(c));
     }
     let _ = writeln!(out, "\n| # | what | before | after | lines up |\n|---:|---|---|---|---:|");
     for (i, d) in e.differences.iter().take(super::terminal::DIFFERENCES_SHOWN).enumerate() {

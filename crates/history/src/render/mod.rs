@@ -50,6 +50,19 @@ pub fn percent(r: f64) -> String {
     format!("{:+.1}%", 100.0 * r)
 }
 
+/// A change point's figures in words: `2.77 µs → 27.93 µs (+906.7%, worse), p=0.005`.
+pub fn change_text(c: &crate::series::Change) -> String {
+    let unit = crate::metrics::metric(c.metric).map_or("", |m| m.unit);
+    format!(
+        "{} → {} ({}, {}), p={:.3}",
+        value(c.before, unit),
+        value(c.after, unit),
+        percent(c.relative),
+        if c.worse { "worse" } else { "better" },
+        c.p_value
+    )
+}
+
 /// A run as reports name it: `#12 (build abc)`.
 pub fn run_name(id: i64, build: Option<&str>) -> String {
     match build {

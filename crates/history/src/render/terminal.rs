@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{percent, run_name, value, Shown};
+use super::{change_text, percent, run_name, value, Shown};
 use crate::explain::Explanation;
 use crate::gate::Failure;
 use crate::metrics;
@@ -39,13 +39,9 @@ pub fn show(s: &Shown, last_runs: usize) -> String {
             for c in &m.changes[skipped..] {
                 let _ = writeln!(
                     out,
-                    "      change at {}: {} → {} ({}, {}), p={:.3}",
+                    "      change at {}: {}",
                     run_name(c.run_id, c.build.as_deref()),
-                    value(c.before, m.metric.unit),
-                    value(c.after, m.metric.unit),
-                    percent(c.relative),
-                    if c.worse { "worse" } else { "better" },
-                    c.p_value
+                    change_text(c)
                 );
             }
         }
@@ -121,17 +117,7 @@ pub fn explanation(e: &Explanation) -> String {
         let _ = writeln!(out, "no change point of any metric at #{}", e.run_id);
     }
     for c in &e.changes {
-        let unit = metrics::metric(c.metric).map_or("", |m| m.unit);
-        let _ = writeln!(
-            out,
-            "  {} {} → {} ({}, {}), p={:.3}",
-            c.metric,
-            value(c.before, unit),
-            value(c.after, unit),
-            percent(c.relative),
-            if c.worse { "worse" } else { "better" },
-            c.p_value
-        );
+        let _ = writeln!(out, "  {} {}", c.metric, change_text(c));
     }
     if e.differences.is_empty() {
         let _ = writeln!(out, "the fingerprints do not differ: the same stack on both sides (noise, the machine, or something not recorded)");

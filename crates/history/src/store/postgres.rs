@@ -15,7 +15,7 @@ use crate::series::SeriesKey;
 use crate::{Error, Result};
 
 /// The advisory lock key held while migrating ("lg-hist" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6c67_2d68_6973_74;
+const MIGRATION_LOCK: i64 = 0x006c_672d_6869_7374;
 
 /// A history on a PostgreSQL server.
 pub struct PostgresStore {
