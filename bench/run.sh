@@ -53,8 +53,8 @@ FLOOD_RUNS=${FLOOD_RUNS:-$RUNS}
 built=0
 if [ -z "${LG:-}" ]; then
   built=1
-  cargo build --release -p launchguard --quiet
-  cargo build --release -p launchguard-trace --example inflate --example read --quiet
+  cargo build --release -p launchguard --features candidate-parsers --quiet
+  cargo build --release -p launchguard-trace --features candidates --example inflate --example read --quiet
   target=${CARGO_TARGET_DIR:-$PWD/target}
   LG=$target/release/launchguard
   INFLATE=${INFLATE:-$target/release/examples/inflate}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Python wheel: the release `launchguard` binary (maturin, bindings = "bin") plus the
+# Builds the Python wheel: the `launchguard` binary of the `dist` profile (maturin, bindings = "bin") plus the
 # python/launchguard package. Usage: scripts/build-wheel.sh [OUT_DIR]  (default: target/wheels)
 #
 # The platform tag: maturin audits the binary's ELF (as auditwheel does) and names the oldest
@@ -28,7 +28,8 @@ fi
 
 mkdir -p "$out"
 rm -f "$out"/launchguard-*.whl
-"$tools/bin/maturin" build --release --compatibility pypi --auditwheel check --out "$out"
+# The `dist` profile: the release build without debug info (Cargo.toml).
+"$tools/bin/maturin" build --profile dist --compatibility pypi --auditwheel check --out "$out"
 
 wheels=("$out"/launchguard-*.whl)
 if [ ${#wheels[@]} -ne 1 ] || [ ! -f "${wheels[0]}" ]; then

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use launchguard_judge::config::{CheckConfig, CompareConfig, Flags, InputConfig, Thresholds};
 
 const EXIT_CODES: &str = "Exit codes: 0 pass, warn or skip; 1 fail; 2 error or unusable input.";
 
@@ -79,46 +80,15 @@ pub enum Format {
     Json,
 }
 
-/// Thresholds shared by `analyze` and `check`; each overrides the config file.
+/// The configuration file and the threshold flags shared by `analyze`, `check` and `selftest`;
+/// each flag overrides its key in the file.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ThresholdArgs {
-    /// TOML configuration file (thresholds, linkage policy, check settings).
+    /// TOML configuration file (thresholds, linkage policy, check settings, input caps).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Occupancy below this fails [default: 0.80].
-    #[arg(long, value_name = "FRACTION")]
-    pub occupancy_fail: Option<f64>,
-    /// Occupancy below this warns [default: 0.90].
-    #[arg(long, value_name = "FRACTION")]
-    pub occupancy_warn: Option<f64>,
-    /// Gaps longer than this count [default: 100].
-    #[arg(long, value_name = "US")]
-    pub gap_us: Option<f64>,
-    /// More gaps over the threshold than this fail [default: 5].
-    #[arg(long, value_name = "N")]
-    pub max_gaps: Option<u64>,
-    /// A graph-launch duration statistic at or above this fails [default: 150].
-    #[arg(long, value_name = "US")]
-    pub launch_fail_us: Option<f64>,
-    /// Statistic of graph-launch durations the launch check judges [default: auto: mean for one
-    /// rank, median for multi-rank traces].
-    #[arg(long, value_name = "STAT")]
-    pub launch_statistic: Option<LaunchStatisticArg>,
-    /// The GPU idle before each replay (median) at or above this fails, unless the fraction of
-    /// the GPU time per replay below is more [default: 20].
-    #[arg(long, value_name = "US")]
-    pub replay_idle_fail_us: Option<f64>,
-    /// ... or at or above this fraction of the GPU time per replay [default: 0.10].
-    #[arg(long, value_name = "FRACTION")]
-    pub replay_idle_fail_fraction: Option<f64>,
-}
-
-/// `--launch-statistic` values.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LaunchStatisticArg {
-    Auto,
-    Mean,
-    Median,
+    #[command(flatten)]
+    pub flags: Flags<Thresholds>,
 }
 
 /// Report files, written in addition to standard output; the same flags on `analyze` and `check`.
@@ -150,12 +120,20 @@ pub struct ReportFiles {
     pub html: Option<PathBuf>,
 }
 
+impl ReportArgs {
+    /// Whether a report that draws or lists spans (HTML timelines, the gaps CSV, annotated
+    /// copies) was asked for: then the spans are measured while each trace is at hand.
+    pub fn draws(&self) -> bool {
+        self.files.html.is_some() || self.annotate_trace.is_some() || self.csv.is_some()
+    }
+}
+
 impl ReportFiles {
     /// The files asked for, with their flags.
-    pub fn asked(&self) -> Vec<(&'static str, &PathBuf)> {
+    pub fn asked(&self) -> Vec<(&'static str, &std::path::Path)> {
         [("--junit", &self.junit), ("--markdown", &self.markdown), ("--html", &self.html)]
             .into_iter()
-            .filter_map(|(flag, p)| Some((flag, p.as_ref()?)))
+            .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
             .collect()
     }
 }
@@ -192,32 +170,9 @@ pub struct AnalyzeArgs {
 
 /// Caps on what reading one trace may cost: traces come from strangers (a gzip bomb of valid
 /// events, a million devices). Reaching one is an error (exit 2) that names its flag; the
-/// defaults read every real trace (see launchguard_trace::Limits::DEFAULT). Each flag overrides
-/// its key in the `[input]` section of `--config`.
-#[derive(Debug, Args, Default, Clone)]
-pub struct InputLimitArgs {
-    /// Most JSON text read from a gzip file or standard input, in MiB [default: 65536].
-    #[arg(long, value_name = "MIB")]
-    pub max_inflated_mib: Option<u64>,
-    /// Largest single event held while streaming gzip or standard input, in MiB [default: 1024].
-    #[arg(long, value_name = "MIB")]
-    pub max_event_mib: Option<u64>,
-    /// Most events [default: 100000000].
-    #[arg(long, value_name = "N")]
-    pub max_events: Option<u64>,
-    /// Most devices with GPU activity [default: 4096].
-    #[arg(long, value_name = "N")]
-    pub max_devices: Option<u64>,
-    /// Most streams with GPU activity, over all devices [default: 65536].
-    #[arg(long, value_name = "N")]
-    pub max_streams: Option<u64>,
-    /// Most distinct names and labels (kernels, spans, devices, streams, threads) [default: 10000000].
-    #[arg(long, value_name = "N")]
-    pub max_names: Option<u64>,
-    /// Largest launchguard context event (the args check writes), in MiB [default: 4].
-    #[arg(long, value_name = "MIB")]
-    pub max_context_mib: Option<u64>,
-}
+/// defaults read every real trace. Each flag overrides its key in the `[input]` section of
+/// `--config`.
+pub type InputLimitArgs = Flags<InputConfig>;
 
 /// `--parser` values.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -227,18 +182,17 @@ pub enum ParserArg {
     Fast,
     /// serde_json, event by event: the reference the fast parser is tested against.
     Simple,
-    /// Candidate reader on sonic-rs (issue 19, measured in docs/benchmarks.md).
+    /// Candidate reader on sonic-rs (measured in docs/benchmarks.md; feature `candidate-parsers`).
+    #[cfg(feature = "candidate-parsers")]
     Sonic,
-    /// Candidate reader on simd-json (issue 19; timestamps through f64).
+    /// Candidate reader on simd-json (timestamps through f64; feature `candidate-parsers`).
+    #[cfg(feature = "candidate-parsers")]
     SimdJson,
 }
 
 /// The workload and how `check` runs it.
 #[derive(Debug, Args, Clone)]
 pub struct WorkloadArgs {
-    /// Workload preset: reference (the ATOM test's), tiny (launch-bound), qwen3-0.6b (28 layers).
-    #[arg(long, value_name = "NAME")]
-    pub preset: Option<String>,
     /// Decoder layers (overrides the preset).
     #[arg(long)]
     pub layers: Option<u32>,
@@ -260,15 +214,6 @@ pub struct WorkloadArgs {
     /// GPU index.
     #[arg(long)]
     pub device: Option<u32>,
-    /// Python interpreter with torch [default: python3].
-    #[arg(long, value_name = "PATH")]
-    pub python: Option<String>,
-    /// Tensor-parallel degree: N processes under torch.distributed (NCCL).
-    #[arg(long, value_name = "N")]
-    pub tp: Option<u32>,
-    /// Seconds before the workload is killed [default: 300].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
     /// Busy-wait this many µs before each replay, to test the guard itself.
     // A negative number is read as a value, so that it is refused with its own reason.
     #[arg(long, value_name = "US", default_value_t = 0.0, allow_negative_numbers = true)]
@@ -290,19 +235,9 @@ pub enum LauncherArg {
     None,
 }
 
-/// Limits of the checks that `check` adds.
-#[derive(Debug, Args, Default, Clone)]
-pub struct CheckLimitArgs {
-    /// Host cost per replay at or above this fraction of the GPU time per replay fails [default: 0.5].
-    #[arg(long, value_name = "FRACTION")]
-    pub headroom_fraction: Option<f64>,
-    /// Host cost per replay at or above this many µs fails [default: 150].
-    #[arg(long, value_name = "US")]
-    pub headroom_abs_us: Option<f64>,
-    /// Host cost after the profiler session over before it, at or above this ratio, warns [default: 3].
-    #[arg(long, value_name = "RATIO")]
-    pub residual_warn_ratio: Option<f64>,
-}
+/// `check`'s settings as flags (the interpreter, the preset, --tp, --timeout, and the limits of
+/// the checks `check` adds), over `[check]` in the configuration file.
+pub type CheckLimitArgs = Flags<CheckConfig>;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -326,7 +261,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
     /// Compare this run with a baseline from `--save-baseline` (same machine, preset and
-    /// versions): regressions past the [compare] limits fail.
+    /// versions): regressions past the `[compare]` limits fail.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// How the ranks start: `auto` (this process is one rank when a launcher's variables are
@@ -349,6 +284,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub reports: ReportArgs,
     #[command(flatten)]
+    pub input: InputLimitArgs,
+    #[command(flatten)]
     pub history: crate::cmd::history::CheckHistoryArgs,
 }
 
@@ -364,6 +301,17 @@ pub struct LinkageArgs {
     /// Inspect an unpacked container filesystem as if it were /.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Resolve as on a CPU of this level instead of this machine's (x86-64, x86-64-v2,
+    /// x86-64-v3, x86-64-v4, power8, power9, power10, z196, z13 … z16).
+    #[arg(long, value_name = "LEVEL")]
+    pub cpu_level: Option<launchguard_linkage::CpuLevel>,
+    /// Resolve as on a CPU of this maker (intel, amd, other): glibc sets $PLATFORM to haswell
+    /// on Intel CPUs with AVX2.
+    #[arg(long, value_name = "VENDOR")]
+    pub cpu_vendor: Option<launchguard_linkage::CpuVendor>,
+    /// The value of $PLATFORM, whatever glibc would set.
+    #[arg(long, value_name = "NAME")]
+    pub platform: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -416,6 +364,8 @@ pub struct SelftestArgs {
     pub thresholds: ThresholdArgs,
     #[command(flatten)]
     pub limits: CheckLimitArgs,
+    #[command(flatten)]
+    pub input: InputLimitArgs,
 }
 
 #[derive(Debug, Args)]
@@ -431,47 +381,22 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// TOML configuration file ([compare] limits).
+    /// TOML configuration file (`[compare]` limits).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Compare even when GPU, preset or versions differ (the differences are still reported).
     #[arg(long)]
     pub force: bool,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Limits (over [compare] in --config)")]
     pub limits: CompareLimitArgs,
     #[command(flatten)]
     pub reports: CompareReportArgs,
+    #[command(flatten)]
+    pub input: InputLimitArgs,
 }
 
 /// `compare`'s limits as flags, over `[compare]` in the configuration file.
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "Limits (over [compare] in --config)")]
-pub struct CompareLimitArgs {
-    /// Significance level of the test on per-replay samples.
-    #[arg(long, value_name = "P")]
-    pub alpha: Option<f64>,
-    /// A host cost per replay up by less than this never fails, µs.
-    #[arg(long, value_name = "US")]
-    pub min_host_shift_us: Option<f64>,
-    /// ... nor one up by less than this fraction of the baseline.
-    #[arg(long, value_name = "FRACTION")]
-    pub min_relative_shift: Option<f64>,
-    /// A graph-launch duration up by less than this never fails, µs.
-    #[arg(long, value_name = "US")]
-    pub min_launch_shift_us: Option<f64>,
-    /// GPU time per replay up by more than this fraction fails.
-    #[arg(long, value_name = "FRACTION")]
-    pub max_gpu_increase: Option<f64>,
-    /// Occupancy down by more than this (a fraction: 0.15 = 15 points) fails.
-    #[arg(long, value_name = "FRACTION")]
-    pub max_occupancy_drop: Option<f64>,
-    /// GPU idle before each replay up by less than this never fails, µs.
-    #[arg(long, value_name = "US")]
-    pub min_idle_shift_us: Option<f64>,
-    /// More idle gaps over the threshold than the baseline's plus this fail.
-    #[arg(long, value_name = "N")]
-    pub max_gaps_increase: Option<f64>,
-}
+pub type CompareLimitArgs = Flags<CompareConfig>;
 
 /// `compare`'s report files.
 #[derive(Debug, Args, Default)]

@@ -3,30 +3,105 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use launchguard_report::annotate::AnnotatedTrace;
-use launchguard_report::html::Html;
-use launchguard_report::junit::Junit;
-use launchguard_report::markdown::Markdown;
-use launchguard_report::{json::Json, terminal::Terminal, write_atomic_with, Export, View};
+use launchguard_pipeline::{Drawing, Judged, JudgedRun};
+use launchguard_report::{render, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View};
 
-use crate::cli::{Format, ReportArgs};
+use crate::cli::{Format, ReportArgs, ReportFiles};
 
-/// Prints the result in `format` and writes every report file asked for.
+/// Says on standard error what the reader noticed (a trace cut short), escaped: file names and
+/// reasons come from the input.
+pub fn notices(notices: &[String]) {
+    for n in notices {
+        eprintln!("launchguard: warning: {}", launchguard_report::escape::one_line(n));
+    }
+}
+
+/// The phases of `check`'s host samples a trace it kept carries, in order.
+fn phases_of(a: &launchguard_analysis::Analysis) -> Vec<PhaseSamples<'_>> {
+    a.workload
+        .iter()
+        .flat_map(|w| {
+            ["before", "profiled", "after"]
+                .into_iter()
+                .filter_map(|label| w.phases.get(label).map(|report| PhaseSamples { label, report }))
+        })
+        .collect()
+}
+
+/// The spans of every rank, when measured.
+pub fn ranks_drawn(drawing: Option<&Drawing>) -> Option<RanksDrawn<'_>> {
+    match drawing? {
+        Drawing::Ranks { ranks, across } => Some(RanksDrawn { ranks, across }),
+        Drawing::One(_) => None,
+    }
+}
+
+/// The spans of one trace: the trace's own, or `rank`'s.
+pub fn findings_of(drawing: Option<&Drawing>, rank: u64) -> Option<&launchguard_analysis::spans::Findings> {
+    match drawing? {
+        Drawing::One(f) => Some(f),
+        Drawing::Ranks { ranks, .. } => ranks.iter().find(|(r, _)| *r == rank).map(|(_, f)| f),
+    }
+}
+
+/// Prints a judged run (`analyze`) in `format` and writes every report file asked for.
+pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow::Result<()> {
+    match &run.judged {
+        Judged::One(a) => {
+            let document = Document::of(a.as_ref())?;
+            // A trace `check` kept carries its host samples: shown as `check` shows them.
+            let phases = phases_of(&a.figures);
+            let findings = findings_of(run.drawing.as_ref(), 0);
+            let view = View {
+                phases: &phases,
+                ..View::of_analysis(&a.figures, findings, &a.checks, a.verdict, &document)
+            }
+            .with_reason(a.reason.as_deref());
+            emit(&view, format, reports, &run.inputs, &inputs_of(run))
+        }
+        Judged::Ranks(r) => {
+            let document = Document::of(r.as_ref())?;
+            let worst = r
+                .ranks
+                .iter()
+                .find(|k| k.rank == r.across.worst_rank)
+                .ok_or_else(|| anyhow::anyhow!("the worst rank is not among the ranks"))?;
+            let findings = findings_of(run.drawing.as_ref(), worst.rank);
+            let view = View::of_analysis(&worst.analysis.figures, findings, &r.checks, r.verdict, &document)
+                .with_reason(r.reason.as_deref())
+                .with_ranks(r, worst.rank)
+                .with_rank_spans(ranks_drawn(run.drawing.as_ref()));
+            emit(&view, format, reports, &run.inputs, &inputs_of(run))
+        }
+    }
+}
+
+fn inputs_of(run: &JudgedRun) -> Vec<&Path> {
+    run.inputs.iter().map(|(_, p)| p.as_path()).collect()
+}
+
+/// Prints the result in `format` and writes every report file asked for. `copies` are the traces
+/// an annotated copy copies, per rank; `inputs` the files read, which no report may overwrite.
 pub fn emit(
     view: &View<'_>,
     format: Format,
     reports: &ReportArgs,
-    trace: Option<&Path>,
-    rank_input: &RankInput<'_>,
+    copies: &[(Option<u64>, PathBuf)],
+    inputs: &[&Path],
 ) -> anyhow::Result<()> {
     // Render the files first: a report that cannot be written is an error (exit 2) before
     // anything is printed as if all went well.
-    write_reports(view, reports, trace.as_slice(), rank_input)?;
-    let bytes = match format {
-        Format::Text => Terminal.render(view)?,
-        Format::Json => Json.render(view)?,
+    write_reports(view, reports, copies, inputs)?;
+    print_doc(&Doc::Run(view), format)
+}
+
+/// Renders `doc` in `format` to standard output.
+pub fn print_doc(doc: &Doc<'_>, format: Format) -> anyhow::Result<()> {
+    let kind = match format {
+        Format::Text => Kind::Text,
+        Format::Json => Kind::Json,
     };
-    print(&bytes, format)
+    print(&render(doc, kind)?.into_bytes(), format)
 }
 
 /// Writes a rendering to standard output: the readable report coloured where the output is a
@@ -55,78 +130,124 @@ pub fn wrote(path: &Path) {
     eprintln!("launchguard: wrote {}", path.display());
 }
 
-/// Writes every report file asked for. `inputs` are the traces read (none for a command without
-/// one): no report may overwrite one. With several ranks whose traces the view holds,
-/// `--annotate-trace` writes one copy per rank (`.rankN` before the extension, or `{rank}` in the
-/// path replaced); the other formats show every rank in one file.
+/// Writes every report file asked for. `copies` are the traces to copy for `--annotate-trace`
+/// (one per rank; several ranks: `.rankN` before the extension, or `{rank}` in the path
+/// replaced); `inputs` the traces read: no report may overwrite one. The other formats show every
+/// rank in one file.
 pub(crate) fn write_reports(
     view: &View<'_>,
     reports: &ReportArgs,
+    copies: &[(Option<u64>, PathBuf)],
     inputs: &[&Path],
-    rank_input: &RankInput<'_>,
 ) -> anyhow::Result<()> {
-    let ranks = view.ranks.filter(|r| !r.traces.is_empty());
-    // (output, flag, what): the annotated copies per rank need their rank's own view.
-    let mut jobs: Vec<(PathBuf, &str, Job)> = Vec::new();
-    for (flag, p) in reports.files.asked() {
-        let export: &dyn Export = match flag {
-            "--junit" => &Junit,
-            "--markdown" => &Markdown,
-            _ => &Html,
-        };
-        jobs.push((p.clone(), flag, Job::Whole(export)));
-    }
+    // The annotated copies, each with its rank's own view: (output, rank, input).
+    let mut annotated: Vec<(PathBuf, Option<u64>, &Path)> = Vec::new();
     if let Some(path) = &reports.annotate_trace {
-        match (ranks, inputs.first()) {
+        match (view.ranks, copies) {
             (Some(r), _) => {
                 let n = r.analysis.ranks.len() as u32;
                 for k in &r.analysis.ranks {
-                    let trace = r.trace_of(k.rank).ok_or_else(|| {
+                    let input = copies.iter().find(|(rank, _)| *rank == Some(k.rank)).ok_or_else(|| {
                         anyhow::anyhow!(
                             "--annotate-trace: the trace of rank {} is not at hand to copy",
                             k.rank
                         )
                     })?;
-                    let input = rank_input(k.rank, trace)?;
-                    let out = launchguard_check::kept_path(path, k.rank as u32, n);
-                    jobs.push((out, "--annotate-trace", Job::Rank(k.rank, trace, input)));
+                    annotated.push((
+                        launchguard_check::kept_path(path, k.rank as u32, n),
+                        Some(k.rank),
+                        &input.1,
+                    ));
                 }
             }
-            (None, Some(input)) => jobs.push((path.clone(), "--annotate-trace", Job::Annotate(input))),
-            (None, None) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
+            (None, [(_, input)]) => annotated.push((path.clone(), None, input)),
+            (None, _) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
         }
     }
-    let outputs: Vec<(&str, &Path)> = jobs.iter().map(|(p, flag, _)| (*flag, p.as_path())).collect();
+    let mut outputs = reports.files.asked();
+    outputs.extend(annotated.iter().map(|(p, _, _)| ("--annotate-trace", p.as_path())));
     refuse_clashes(&outputs, inputs)?;
-    for (path, _, job) in &jobs {
+    write_files(&Doc::Run(view), &reports.files)?;
+    for (path, rank, input) in &annotated {
         let gzip = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        match job {
-            Job::Whole(export) => write_atomic_with(path, |w| export.write_to(view, w))?,
-            Job::Annotate(input) => {
-                write_atomic_with(path, |w| AnnotatedTrace { input, gzip }.write_to(view, w))?
-            }
-            Job::Rank(rank, trace, input) => {
-                let r = ranks.expect("rank jobs come with ranks");
+        let one;
+        let v = match (rank, view.ranks) {
+            (Some(rank), Some(r)) => {
                 let k = r.analysis.ranks.iter().find(|k| k.rank == *rank).expect("a rank of the view");
-                let one = View::of_analysis(
+                one = View::of_analysis(
                     &k.analysis.figures,
-                    &trace.timeline,
+                    r.findings_of(*rank),
                     &k.analysis.checks,
                     k.analysis.verdict,
                     view.document,
                 );
-                let input = input.as_path();
-                write_atomic_with(path, |w| AnnotatedTrace { input, gzip }.write_to(&one, w))?
+                &one
             }
-        }
+            _ => view,
+        };
+        write_atomic_with(path, |w| Ok(launchguard_report::annotate::write(v, input, gzip, w)?))?;
         wrote(path);
     }
-    if let Some(dir) = &reports.csv {
-        for path in launchguard_report::csv_tables::write_dir(view, dir)? {
-            wrote(&path);
+    write_csv(&Doc::Run(view), reports.csv.as_deref())
+}
+
+/// Writes the one-file reports asked for (`--junit`, `--markdown`, `--html`), each named on
+/// standard error.
+pub(crate) fn write_files(doc: &Doc<'_>, files: &ReportFiles) -> anyhow::Result<()> {
+    for (flag, path) in files.asked() {
+        let kind = match flag {
+            "--junit" => Kind::Junit,
+            "--markdown" => Kind::Markdown,
+            _ => Kind::Html,
+        };
+        write_atomic(path, &render(doc, kind)?.into_bytes())?;
+        wrote(path);
+    }
+    Ok(())
+}
+
+/// Writes the CSV tables into their folder (`--csv DIR`, created when missing), each named on
+/// standard error.
+pub(crate) fn write_csv(doc: &Doc<'_>, csv: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(dir) = csv {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
+        if let Rendered::Tables(tables) = render(doc, Kind::Csv)? {
+            for (name, bytes) in tables {
+                let path = dir.join(name);
+                write_atomic(&path, &bytes)?;
+                wrote(&path);
+            }
         }
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` by `launchguard_files`' rules (a regular file replaced atomically, a
+/// FIFO or `/dev/stdout` written into, nothing else), the path named in the error.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic_with(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// Streams `fill`'s output to `path`, for outputs too large to hold (an annotated copy of a large
+/// trace). When `fill` fails, its error is returned and `path` is left as it was.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    // The renderer's own error, kept whole rather than flattened into an I/O error.
+    let mut failed = None;
+    let written = launchguard_files::write_atomic_with(path, |w| {
+        fill(w).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            failed = Some(e);
+            io
+        })
+    });
+    match (written, failed) {
+        (_, Some(e)) => Err(e.context(format!("cannot write {}", path.display()))),
+        (Err(e), None) => Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display()))),
+        (Ok(()), None) => Ok(()),
+    }
 }
 
 /// Refuses outputs `(flag, path)` that would overwrite an input, or each other.
@@ -145,25 +266,6 @@ pub(crate) fn refuse_clashes(outputs: &[(&str, &Path)], inputs: &[&Path]) -> any
         }
     }
     Ok(())
-}
-
-/// What one report file is.
-enum Job<'a> {
-    /// A rendering of the whole view.
-    Whole(&'a dyn Export),
-    /// The annotated copy of the one trace.
-    Annotate(&'a Path),
-    /// The annotated copy of one rank's trace, read from the file given.
-    Rank(u64, &'a launchguard_trace::Trace, PathBuf),
-}
-
-/// The file to copy for rank N's annotated trace: the file it was read from (`analyze`), or
-/// the copy `check` kept; an error saying why when there is none.
-pub type RankInput<'a> = dyn Fn(u64, &launchguard_trace::Trace) -> anyhow::Result<PathBuf> + 'a;
-
-/// The file each rank's trace was read from.
-pub fn read_from(_: u64, trace: &launchguard_trace::Trace) -> anyhow::Result<PathBuf> {
-    Ok(trace.source.path.clone())
 }
 
 /// Whether two paths name the same file (a link to it included), or would: equal paths of files

@@ -5,13 +5,16 @@ use std::io::IsTerminal;
 use launchguard_check::{CheckReport, CheckRun, Options, Workload};
 use launchguard_judge::Verdict;
 
-use crate::cli::{CheckArgs, CheckLimitArgs, Format, LauncherArg, ThresholdArgs, WorkloadArgs};
+use launchguard_pipeline::{Keep, ReadOptions};
+
+use crate::cli::{
+    CheckArgs, CheckLimitArgs, Format, InputLimitArgs, LauncherArg, ThresholdArgs, WorkloadArgs,
+};
 use crate::outputs;
 use launchguard_check::launcher;
 
 /// Builds the workload from the preset and the knobs.
-pub fn workload(args: &WorkloadArgs, preset_default: &str) -> anyhow::Result<Workload> {
-    let name = args.preset.as_deref().unwrap_or(preset_default);
+pub fn workload(args: &WorkloadArgs, name: &str) -> anyhow::Result<Workload> {
     let mut w = launchguard_check::preset::preset(name).ok_or_else(|| {
         anyhow::anyhow!(
             "unknown preset '{name}' (presets: {})",
@@ -55,15 +58,17 @@ pub fn options(
     workload_args: &WorkloadArgs,
     thresholds: &ThresholdArgs,
     limits: &CheckLimitArgs,
+    input: &InputLimitArgs,
     progress: bool,
 ) -> anyhow::Result<Options> {
-    let settings = super::settings::check(workload_args, thresholds, limits)?;
+    let settings = super::settings::check(thresholds, limits)?;
+    let read = ReadOptions { parser: Default::default(), limits: super::settings::input(&settings, input)? };
     let c = &settings.config.check;
     anyhow::ensure!(workload_args.inject_delay_us >= 0.0, "--inject-delay-us must not be negative");
     if let Some(bad) = workload_args.inject_delay_ranks.iter().flatten().find(|&&r| r >= c.tp) {
         anyhow::bail!("--inject-delay-ranks names rank {bad}, but --tp {} has ranks 0 to {}", c.tp, c.tp - 1);
     }
-    let python_explicit = settings.is_explicit("check.python");
+    let python_explicit = settings.is_set(launchguard_judge::config::CheckKey::Python);
     // Linkage of the PyTorch about to run: explains the measurement, fails only where configured.
     let linkage = launchguard_linkage::inspect(
         &launchguard_linkage::Target::Python(c.python.clone()),
@@ -82,6 +87,8 @@ pub fn options(
         baseline: None,
         launched: None,
         settings,
+        read,
+        keep: Keep::Document,
     })
 }
 
@@ -137,9 +144,12 @@ fn launched(
 
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let progress = args.format == Format::Text || std::io::stderr().is_terminal();
-    let mut opts = options(&args.workload, &args.thresholds, &args.limits, progress)?;
+    let mut opts = options(&args.workload, &args.thresholds, &args.limits, &args.input, progress)?;
     opts.keep_trace = args.keep_trace.clone();
-    opts.launched = launched(&args, opts.settings.config.check.timeout_s, args.workload.tp)?;
+    opts.keep = if args.reports.draws() { Keep::Spans } else { Keep::Document };
+    let tp_flag =
+        args.limits.set.contains(&launchguard_judge::config::CheckKey::Tp).then_some(args.limits.values.tp);
+    opts.launched = launched(&args, opts.settings.config.check.timeout_s, tp_flag)?;
     if let Some(l) = &opts.launched {
         opts.settings.config.check.tp = l.rank.world;
     }
@@ -171,10 +181,12 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         })
         .collect();
     // With several ranks, the trace part of the report is rank 0's (the first rank run).
-    let analysis = match (&report.analysis, &report.across) {
-        (Some(a), _) => Some(&a.figures),
-        (None, Some(across)) => across.ranks.first().map(|r| &r.analysis.figures),
-        (None, None) => None,
+    let (analysis, detail_rank) = match (&report.analysis, &report.across) {
+        (Some(a), _) => (Some(&a.figures), 0),
+        (None, Some(across)) => {
+            (across.ranks.first().map(|r| &r.analysis.figures), across.ranks.first().map_or(0, |r| r.rank))
+        }
+        (None, None) => (None, 0),
     };
     let view = launchguard_report::View {
         command: "check",
@@ -182,38 +194,34 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         reason: report.reason.as_deref(),
         checks: &report.checks,
         analysis,
-        timeline: run.timeline(),
+        findings: outputs::findings_of(run.drawing.as_ref(), detail_rank),
         phases: &phases,
         document: &document,
         ranks: None,
     };
-    // Every rank's trace, for the timelines of each rank.
-    let every: Vec<&launchguard_trace::Trace> = run.traces.iter().collect();
     let view = match (&report.across, report.ranks.first()) {
-        (Some(across), Some(first)) => {
-            view.with_ranks(across, u64::from(first.rank)).with_rank_traces(&every)
-        }
+        (Some(across), Some(first)) => view
+            .with_ranks(across, u64::from(first.rank))
+            .with_rank_spans(outputs::ranks_drawn(run.drawing.as_ref())),
         _ => view,
     };
     let bytes = document.to_file_bytes();
     for path in [&args.json, &args.save_baseline].into_iter().flatten() {
-        launchguard_report::write_atomic(path, &bytes)?;
+        outputs::write_atomic(path, &bytes)?;
         outputs::wrote(path);
     }
-    if let (Format::Text, Some(across)) = (args.format, &report.across) {
-        // The ranks side by side first; the report below is rank 0's trace and every check.
-        let text = launchguard_report::ranks_terminal::render(across);
-        outputs::print(format!("{text}\n").as_bytes(), Format::Text)?;
-    }
-    let trace = args.keep_trace.as_deref();
-    // The traces check measured lie in a temporary folder: an annotated copy per rank copies the
-    // kept ones.
-    let tp = report.ranks.len() as u32;
-    let kept = |rank: u64, _: &launchguard_trace::Trace| match trace {
-        Some(keep) => Ok(launchguard_check::kept_path(keep, rank as u32, tp)),
-        None => anyhow::bail!(
+    // The traces check measured lie in a temporary folder: an annotated copy copies the kept ones.
+    let tp = report.ranks.len().max(1) as u32;
+    let copies: Vec<(Option<u64>, std::path::PathBuf)> = match &args.keep_trace {
+        Some(keep) if tp <= 1 => vec![(None, keep.clone())],
+        Some(keep) => {
+            (0..tp).map(|r| (Some(u64::from(r)), launchguard_check::kept_path(keep, r, tp))).collect()
+        }
+        None if tp > 1 && args.reports.annotate_trace.is_some() => anyhow::bail!(
             "--annotate-trace with several ranks copies the traces check kept: add --keep-trace PATH"
         ),
+        None => Vec::new(),
     };
-    outputs::emit(&view, args.format, &args.reports, trace.filter(|_| tp <= 1), &kept)
+    let inputs: Vec<&std::path::Path> = copies.iter().map(|(_, p)| p.as_path()).collect();
+    outputs::emit(&view, args.format, &args.reports, &copies, &inputs)
 }

@@ -8,21 +8,25 @@ use launchguard_analysis::compare::{self as measure, Bootstrap, RunSamples, Trac
 use launchguard_analysis::kernel_diff::{kernel_diff, KernelSource};
 use launchguard_analysis::kernels::Kernels;
 use launchguard_analysis::model::GraphFigures;
-use launchguard_analysis::ranks::{analyze_ranks, identify, RankTrace};
-use launchguard_analysis::{analyze, Analysis, Options};
+use launchguard_analysis::{Analysis, Options};
 use launchguard_check::compare as check_compare;
 use launchguard_judge::compare::{self as judge, Comparison, RunInfo};
-use launchguard_judge::{Settings, Verdict};
-use launchguard_trace::Trace;
+use launchguard_judge::Settings;
+use launchguard_pipeline::{inputs, Judged, JudgedRun, Keep, ReadOptions};
 
-use crate::cli::{CompareArgs, CompareReportArgs, Format};
+use crate::cli::CompareArgs;
 use crate::outputs;
 use launchguard_report::compare as report;
+use launchguard_report::Doc;
 
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let settings = super::settings::compare(args.config.as_deref(), &args.limits)?;
     let cfg = &settings.config.compare;
-    let (baseline, current) = (side(&args.baseline, &settings)?, side(&args.current, &settings)?);
+    let read =
+        ReadOptions { parser: Default::default(), limits: super::settings::input(&settings, &args.input)? };
+    let keep = if args.reports.files.html.is_some() { Keep::Spans } else { Keep::Document };
+    let side = |path: &Path| side(path, &read, &settings, keep);
+    let (baseline, current) = (side(&args.baseline)?, side(&args.current)?);
     let mut c = match (&baseline, &current) {
         (Side::Check(b, _), Side::Check(c, _)) => check_compare::compare(b, c, cfg, args.force),
         (Side::Traces(b), Side::Traces(c)) => compare_traces(b, c, &settings, args.force),
@@ -34,69 +38,45 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     };
     c.baseline.path = Some(args.baseline.display().to_string());
     c.current.path = Some(args.current.display().to_string());
+    for s in [&baseline, &current] {
+        if let Side::Traces(t) = s {
+            outputs::notices(&t.run.notices);
+        }
+    }
     // Report files first: one that cannot be written is an error (exit 2) before anything is
     // printed as if all went well.
-    write_reports(&c, &args.reports, [&baseline, &current], &settings)?;
-    let text = match args.format {
-        Format::Text => launchguard_report::compare::render_terminal(&c),
-        Format::Json => serde_json::to_string_pretty(&c)? + "\n",
-    };
-    outputs::print(text.as_bytes(), args.format)?;
+    let inputs: Vec<&Path> = [&baseline, &current].iter().flat_map(|s| s.paths()).collect();
+    outputs::refuse_clashes(&args.reports.files.asked(), &inputs)?;
+    let doc = Doc::Compare(&c, traces(&c, [&baseline, &current]));
+    outputs::write_files(&doc, &args.reports.files)?;
+    outputs::write_csv(&doc, args.reports.csv.as_deref())?;
+    outputs::print_doc(&doc, args.format)?;
     Ok(c.verdict.exit_code() as u8)
 }
 
-/// Writes every report file asked for; none may overwrite an input.
-fn write_reports(
-    c: &Comparison,
-    reports: &CompareReportArgs,
-    sides: [&Side; 2],
-    settings: &Settings,
-) -> anyhow::Result<()> {
-    let inputs: Vec<&Path> = sides.iter().flat_map(|s| s.paths()).collect();
-    let files = reports.files.asked();
-    let outputs: Vec<(&str, &Path)> = files.iter().map(|(flag, p)| (*flag, p.as_path())).collect();
-    outputs::refuse_clashes(&outputs, &inputs)?;
-    for (flag, path) in files {
-        let bytes = match flag {
-            "--junit" => report::junit::render(c)?,
-            "--markdown" => report::markdown::render(c).into_bytes(),
-            _ => html(c, sides, settings)?,
-        };
-        launchguard_report::write_atomic(path, &bytes)?;
-        outputs::wrote(path);
-    }
-    if let Some(dir) = &reports.csv {
-        for path in report::csv::write_dir(c, dir)? {
-            outputs::wrote(&path);
-        }
-    }
-    Ok(())
-}
-
-/// The HTML page; for traces, with the two timelines of one rank: the rank of the first
+/// For traces, the two timelines the HTML page draws, of one rank: the rank of the first
 /// regression, else the lowest rank.
-fn html(c: &Comparison, sides: [&Side; 2], settings: &Settings) -> anyhow::Result<Vec<u8>> {
-    let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else {
-        return report::html::render(c, None);
-    };
+fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<[report::html::TraceSide<'a>; 2]> {
+    let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else { return None };
     let failing =
         c.metrics.iter().find(|m| m.status == launchguard_judge::Status::Fail).and_then(|m| m.figures.rank);
-    let rank = failing.or_else(|| b.paths.iter().filter_map(|p| p.0).min());
-    let reread = |t: &TraceSide| -> anyhow::Result<(Trace, Analysis)> {
-        let path = t.paths.iter().find(|p| p.0 == rank).or(t.paths.first()).context("no trace")?;
-        let trace = launchguard_trace::read(&path.1)?;
-        let a = analyze(&trace, &options(settings))?;
-        Ok((trace, a))
-    };
-    let ((bt, ba), (kt, ka)) = (reread(b)?, reread(k)?);
-    let sides = [
-        report::html::TraceSide { timeline: &bt.timeline, analysis: &ba, rank },
-        report::html::TraceSide { timeline: &kt.timeline, analysis: &ka, rank },
-    ];
-    report::html::render(c, Some(sides))
+    let rank = failing.or_else(|| b.run.inputs.iter().filter_map(|p| p.0).min());
+    Some([drawn_side(b, rank)?, drawn_side(k, rank)?])
 }
 
-fn options(settings: &Settings) -> Options {
+/// What one side draws: `rank`'s trace, else its first.
+fn drawn_side(t: &TraceSide, rank: Option<u64>) -> Option<report::html::TraceSide<'_>> {
+    let i = t.run.inputs.iter().position(|p| p.0 == rank).unwrap_or(0);
+    let r = t.run.inputs.get(i)?.0.unwrap_or(0);
+    let findings = outputs::findings_of(t.run.drawing.as_ref(), r)?;
+    let analysis = match &t.run.judged {
+        Judged::One(a) => &a.figures,
+        Judged::Ranks(k) => &k.ranks.iter().find(|x| x.rank == r)?.analysis.figures,
+    };
+    Some(report::html::TraceSide { findings, analysis, rank })
+}
+
+fn measure(settings: &Settings) -> Options {
     Options { gap_us: settings.config.thresholds.gap_us, kernel_positions: true, ..Options::default() }
 }
 
@@ -113,37 +93,63 @@ impl Side {
     fn paths(&self) -> Vec<&Path> {
         match self {
             Side::Check(_, p) => vec![p.as_path()],
-            Side::Traces(t) => t.paths.iter().map(|p| p.1.as_path()).collect(),
+            Side::Traces(t) => t.run.inputs.iter().map(|p| p.1.as_path()).collect(),
         }
     }
 }
 
 /// A run's traces, measured and judged on their own.
 struct TraceSide {
+    /// The judged run.
+    run: JudgedRun,
     /// What each rank measured.
     samples: Vec<TraceSamples>,
     /// What `check` measured besides the traces, per rank, when they carry its context.
     check_samples: Vec<RunSamples>,
-    /// Rank 0's figures (the setup's facts).
-    first: Analysis,
-    /// Per rank, the file it was read from.
-    paths: Vec<(Option<u64>, PathBuf)>,
     /// Per rank, the kernel table and the graphs it numbers.
     kernels: Vec<(Option<u64>, Kernels, Vec<GraphFigures>)>,
-    /// The run's own verdict.
-    verdict: Verdict,
+}
+
+impl TraceSide {
+    /// Rank 0's figures (the setup's facts).
+    fn first(&self) -> &Analysis {
+        match &self.run.judged {
+            Judged::One(a) => &a.figures,
+            Judged::Ranks(r) => &r.ranks[0].analysis.figures,
+        }
+    }
 }
 
 /// Reads one side: a folder of traces, a trace, or a check result (told apart by content).
-fn side(path: &Path, settings: &Settings) -> anyhow::Result<Side> {
-    if path.is_dir() {
-        let paths = super::analyze::expand(&[path.to_path_buf()])?;
-        return traces(&paths, settings).map(|t| Side::Traces(Box::new(t)));
-    }
-    if is_check_result(path)? {
+fn side(path: &Path, read: &ReadOptions, settings: &Settings, keep: Keep) -> anyhow::Result<Side> {
+    let paths = if path.is_dir() {
+        inputs::expand(&[path.to_path_buf()])?
+    } else if is_check_result(path)? {
         return Ok(Side::Check(Box::new(check_compare::read_result(path)?), path.to_path_buf()));
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let run = launchguard_pipeline::judge(&paths, read, &measure(settings), settings, keep)?;
+    let kernels_of =
+        |a: &Analysis, rank: Option<u64>| (rank, a.kernels.clone(), a.replay_summary.graphs.clone());
+    let (mut samples, mut check_samples, mut kernels) = (Vec::new(), Vec::new(), Vec::new());
+    match &run.judged {
+        Judged::One(a) => {
+            samples.push(TraceSamples::of(&a.figures, None, None));
+            kernels.push(kernels_of(&a.figures, None));
+            check_samples.extend(context_samples(&a.figures, None));
+        }
+        Judged::Ranks(r) => {
+            for k in &r.ranks {
+                kernels.push(kernels_of(&k.analysis.figures, Some(k.rank)));
+                let f = k.common.as_ref().unwrap_or(&k.whole);
+                let occupancy = f.occupancy_excluding_wait.unwrap_or(f.occupancy);
+                samples.push(TraceSamples::of(&k.analysis.figures, Some(k.rank), Some(occupancy)));
+                check_samples.extend(context_samples(&k.analysis.figures, Some(k.rank)));
+            }
+        }
     }
-    traces(&[path.to_path_buf()], settings).map(|t| Side::Traces(Box::new(t)))
+    Ok(Side::Traces(Box::new(TraceSide { run, samples, check_samples, kernels })))
 }
 
 /// Whether a file is one of launchguard's results: JSON whose first key is a `launchguard.*`
@@ -158,47 +164,6 @@ fn is_check_result(path: &Path) -> anyhow::Result<bool> {
     let n = file.read(&mut head).with_context(|| path.display().to_string())?;
     let text = String::from_utf8_lossy(&head[..n]);
     Ok(text.contains("\"launchguard."))
-}
-
-fn traces(paths: &[PathBuf], settings: &Settings) -> anyhow::Result<TraceSide> {
-    let read = |p: &PathBuf| launchguard_trace::read(p).map_err(anyhow::Error::from);
-    let traces: Vec<Trace> = paths.iter().map(read).collect::<anyhow::Result<_>>()?;
-    let opts = options(settings);
-    let kernels_of =
-        |a: &Analysis, rank: Option<u64>| (rank, a.kernels.clone(), a.replay_summary.graphs.clone());
-    if traces.len() == 1 {
-        let a = analyze(&traces[0], &opts)?;
-        anyhow::ensure!(!a.devices.is_empty(), "{}: no GPU activity in the trace", paths[0].display());
-        let judged = launchguard_judge::analysis(a, settings);
-        let a = judged.figures;
-        return Ok(TraceSide {
-            samples: vec![TraceSamples::of(&a, None, None)],
-            kernels: vec![kernels_of(&a, None)],
-            paths: vec![(None, paths[0].clone())],
-            check_samples: context_samples(&a, None).into_iter().collect(),
-            verdict: judged.verdict,
-            first: a,
-        });
-    }
-    let ids = identify(&traces)?;
-    let ranks: Vec<RankTrace> = ids.iter().map(|(id, i)| RankTrace { id, trace: &traces[*i] }).collect();
-    let figures = analyze_ranks(&ranks, &opts)?;
-    let judged = launchguard_judge::ranks(figures, settings);
-    let mut samples = Vec::new();
-    let mut check_samples = Vec::new();
-    let mut kernels = Vec::new();
-    let mut rank_paths = Vec::new();
-    for r in &judged.ranks {
-        rank_paths
-            .push((Some(r.rank), super::analyze::path_of(paths, &r.analysis.figures.source.path)?.clone()));
-        kernels.push(kernels_of(&r.analysis.figures, Some(r.rank)));
-        let f = r.common.as_ref().unwrap_or(&r.whole);
-        let occupancy = f.occupancy_excluding_wait.unwrap_or(f.occupancy);
-        samples.push(TraceSamples::of(&r.analysis.figures, Some(r.rank), Some(occupancy)));
-        check_samples.extend(context_samples(&r.analysis.figures, Some(r.rank)));
-    }
-    let first = judged.ranks.first().map(|r| r.analysis.figures.clone()).context("no rank")?;
-    Ok(TraceSide { samples, check_samples, verdict: judged.verdict, first, kernels, paths: rank_paths })
 }
 
 /// The host samples `check` left in a kept trace (its context event): the same phases a
@@ -231,7 +196,7 @@ fn compare_traces(b: &TraceSide, c: &TraceSide, settings: &Settings, force: bool
                 .filter(|m| keep.contains(&m.id.as_str())),
         );
     }
-    let differences = judge::differences(&measure::trace_facts(&b.first), &measure::trace_facts(&c.first));
+    let differences = judge::differences(&measure::trace_facts(b.first()), &measure::trace_facts(c.first()));
     let mut judged = judge::judge(info(b), info(c), differences, figures, cfg, force);
     judged.kernels = b
         .kernels
@@ -246,11 +211,11 @@ fn compare_traces(b: &TraceSide, c: &TraceSide, settings: &Settings, force: bool
 }
 
 fn info(side: &TraceSide) -> RunInfo {
-    let a = &side.first;
+    let a = side.first();
     let w = a.workload.as_ref();
     RunInfo {
         path: None,
-        verdict: side.verdict,
+        verdict: side.run.judged.verdict(),
         preset: w.map_or_else(|| "trace".to_string(), |w| w.workload.preset.clone()),
         gpu_name: a.devices.iter().find_map(|d| d.name.clone()),
         torch: w.and_then(|w| w.inventory.as_ref()).and_then(|i| i.torch.clone()),

@@ -76,7 +76,7 @@ pub struct Filing {
 pub struct DetectorArgs {
     /// Significance level of the permutation test [default: 0.01].
     #[arg(long, value_name = "P")]
-    pub alpha: Option<f64>,
+    pub significance: Option<f64>,
     /// Shuffles per test [default: 199].
     #[arg(long, value_name = "N")]
     pub permutations: Option<usize>,
@@ -95,7 +95,7 @@ impl DetectorArgs {
     fn config(&self) -> anyhow::Result<Config> {
         let d = Config::default();
         let c = Config {
-            alpha: self.alpha.unwrap_or(d.alpha),
+            alpha: self.significance.unwrap_or(d.alpha),
             permutations: self.permutations.unwrap_or(d.permutations),
             min_relative: self.min_change.unwrap_or(d.min_relative),
             min_size: self.min_runs.unwrap_or(d.min_size),
@@ -286,7 +286,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<u8> {
 
 fn record(loc: &Location, args: RecordArgs) -> anyhow::Result<u8> {
     // Every file read first: one unreadable file records nothing.
-    let paths = super::analyze::expand(&args.files)?;
+    let paths = launchguard_pipeline::inputs::expand(&args.files)?;
     let mut docs = Vec::new();
     for p in &paths {
         let doc = launchguard_history::import::read(p)?;
@@ -315,7 +315,7 @@ fn show(loc: &Location, args: ShowArgs) -> anyhow::Result<u8> {
         (&args.html, ShowFormat::Html),
     ] {
         if let Some(p) = path {
-            launchguard_report::write_atomic(p, &rendered(&shown, format, args.runs))?;
+            outputs::write_atomic(p, &rendered(&shown, format, args.runs))?;
             outputs::wrote(p);
         }
     }

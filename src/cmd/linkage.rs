@@ -1,10 +1,8 @@
 //! `launchguard linkage [TARGET]`.
 
-use std::io::Write;
+use launchguard_linkage::{forbidden, inspect, CpuChoice, Limits, Options, Target};
 
-use launchguard_linkage::{forbidden, inspect, render_terminal, Limits, Options, Target};
-
-use crate::cli::{Format, LinkageArgs};
+use crate::cli::LinkageArgs;
 
 pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
     let mut forbid = match &args.config {
@@ -25,18 +23,9 @@ pub fn run(args: LinkageArgs) -> anyhow::Result<u8> {
         max_cache_mib: args.max_cache_mib,
         max_dir_entries: args.max_dir_entries,
     };
-    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits })?;
+    let cpu = CpuChoice { level: args.cpu_level, vendor: args.cpu_vendor, platform: args.platform.clone() };
+    let report = inspect(&target, &Options { root: args.root.clone(), ld_library_path: None, limits, cpu })?;
     let violations = forbidden(&report, &forbid)?;
-    let text = match args.format {
-        Format::Text => {
-            let mut t = render_terminal(&report, false);
-            for v in &violations {
-                t.push_str(&format!("FORBIDDEN: {v}\n"));
-            }
-            t
-        }
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    crate::outputs::print_doc(&launchguard_report::Doc::Linkage(&report, &violations), args.format)?;
     Ok(if violations.is_empty() { 0 } else { 1 })
 }

@@ -1,11 +1,11 @@
 //! `launchguard selftest`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use launchguard_check::selftest;
 
-use crate::cli::{Format, SelftestArgs};
+use crate::cli::SelftestArgs;
 
 pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
     anyhow::ensure!(
@@ -20,7 +20,7 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
         args.healthy + args.delays.len() as u32 > 0,
         "nothing to run: no healthy runs and no delays"
     );
-    let opts = super::check::options(&args.workload, &args.thresholds, &args.limits, false)?;
+    let opts = super::check::options(&args.workload, &args.thresholds, &args.limits, &args.input, false)?;
     if let Some(dir) = &args.keep_results {
         std::fs::create_dir_all(dir)?;
     }
@@ -56,7 +56,7 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
         if let (Some(dir), Some(result)) = (&args.keep_results, result) {
             let name = format!("run{:02}-delay{}.json", i, rung.delay_us);
             let bytes = serde_json::to_vec_pretty(result).map_err(anyhow::Error::from);
-            if let Err(e) = bytes.and_then(|b| launchguard_report::write_atomic(&dir.join(name), &b)) {
+            if let Err(e) = bytes.and_then(|b| crate::outputs::write_atomic(&dir.join(name), &b)) {
                 keep_error.get_or_insert(e);
             }
         }
@@ -65,11 +65,7 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
     if let Some(e) = keep_error {
         return Err(e.context("cannot keep a selftest result"));
     }
-    let text = match args.format {
-        Format::Text => selftest::render_terminal(&report),
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    crate::outputs::print_doc(&launchguard_report::Doc::Selftest(&report), args.format)?;
     if let Some(reason) = &report.reason {
         eprintln!("launchguard: skip: {reason}");
         return Ok(0);

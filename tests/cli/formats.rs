@@ -1,37 +1,62 @@
-//! Snapshots of every format — terminal, JSON, JUnit, Markdown, HTML — on two real traces: the
-//! H200 example (one rank, one graph) and the two ranks of a TP=2 H200 run. Volatile or bulky
-//! parts are normalized so that a snapshot reads as a report: the temporary folder, the version,
-//! long per-replay arrays cut to their first entries, and in the HTML the inline CSS, script and
-//! data, with each SVG reduced to its texts (axis labels, legends, row labels).
+//! Snapshots of every document in every format it has — terminal, JSON, JUnit, Markdown, HTML,
+//! CSV — from real data: `analyze` of the H200 example (one rank, one graph) and of the two ranks
+//! of a TP=2 H200 run, `check` replaying a labeled H200 run, `compare` of two traces and of two
+//! check results (the linkage and selftest reports are snapshot beside their renderers). Volatile
+//! or bulky parts are normalized so that a snapshot reads as a report: the temporary folder, the
+//! version, timings, long per-replay arrays cut to their first entries, CSV tables to their first
+//! rows, and in the HTML the inline CSS, script and data, with each SVG reduced to its texts.
 
 use std::path::Path;
 
 use crate::util::*;
 
-/// The five renderings of `analyze ARGS`, read from one run per output.
+/// The six renderings of one command, read from one run per output.
 struct Formats {
     terminal: String,
     json: String,
     junit: String,
     markdown: String,
     html: String,
+    csv: String,
 }
 
-fn render(trace: &str) -> Formats {
+impl Formats {
+    /// Every rendering, each as the snapshot `{name}_{format}`.
+    fn snapshot(&self, name: &str) {
+        for (format, text) in [
+            ("terminal", &self.terminal),
+            ("json", &self.json),
+            ("junit", &self.junit),
+            ("markdown", &self.markdown),
+            ("html", &self.html),
+            ("csv", &self.csv),
+        ] {
+            insta::assert_snapshot!(format!("{name}_{format}"), text);
+        }
+    }
+}
+
+/// `launchguard ARGS` in every format; `env` for the stand-in interpreter of `check`.
+fn render_command(args: &[&str], env: &[(&str, &Path)]) -> Formats {
     let dir = tempfile::tempdir().unwrap();
-    let (junit, md, html) = (dir.path().join("j.xml"), dir.path().join("s.md"), dir.path().join("r.html"));
+    let (junit, md, html, csv) = (
+        dir.path().join("j.xml"),
+        dir.path().join("s.md"),
+        dir.path().join("r.html"),
+        dir.path().join("csv"),
+    );
     let run = |extra: &[&str]| {
-        let out = launchguard()
-            .current_dir(repo_root())
-            .args(["analyze", trace])
-            .args(extra)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
+        let mut cmd = launchguard();
+        cmd.current_dir(repo_root()).args(args).args(extra).env("NO_COLOR", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
         assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
-    let terminal = run(&[]);
+    let tmp = dir.path().to_str().unwrap().to_string();
+    let terminal = normalized(&run(&[]), &tmp);
     let json = run(&[
         "--format",
         "json",
@@ -41,15 +66,47 @@ fn render(trace: &str) -> Formats {
         md.to_str().unwrap(),
         "--html",
         html.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
     ]);
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap().replace(dir.path().to_str().unwrap(), "[tmp]");
+    let read = |p: &Path| normalized(&std::fs::read_to_string(p).unwrap(), &tmp);
+    let mut tables: Vec<_> = std::fs::read_dir(&csv).unwrap().map(|e| e.unwrap().path()).collect();
+    tables.sort();
+    let csv = tables
+        .iter()
+        .map(|t| {
+            let text = read(t);
+            let lines: Vec<&str> = text.lines().collect();
+            let name = t.file_name().unwrap().to_string_lossy();
+            let more = lines.len().saturating_sub(6);
+            format!("== {name} ({more} more rows)\n{}\n", lines[..lines.len().min(6)].join("\n"))
+        })
+        .collect();
     Formats {
         terminal,
-        json: json_outline(&json),
+        json: json_outline(&normalized(&json, &tmp)),
         junit: read(&junit),
         markdown: read(&md),
         html: html_outline(&read(&html)),
+        csv,
     }
+}
+
+/// `text` with what changes from run to run or machine to machine replaced: the temporary
+/// folders, the checkout's path, wall times, the version.
+fn normalized(text: &str, tmp: &str) -> String {
+    let wall = regex::Regex::new(r#"("[a-z_]+_s": )[0-9.e-]+"#).unwrap();
+    let workdir = regex::Regex::new(r#"/[^ \n"]*/launchguard-check-[A-Za-z0-9]+"#).unwrap();
+    let text = text
+        .replace(tmp, "[tmp]")
+        .replace(repo_root().to_str().unwrap(), "[repo]")
+        .replace(concat!("\"", env!("CARGO_PKG_VERSION"), "\""), "\"[version]\"");
+    let text = workdir.replace_all(&text, "[workdir]");
+    wall.replace_all(&text, "${1}\"[seconds]\"").into_owned()
+}
+
+fn render(trace: &str) -> Formats {
+    render_command(&["analyze", trace], &[])
 }
 
 /// The JSON with every array of more than 3 objects cut to its first 3 and a count: the keys
@@ -104,21 +161,43 @@ fn html_outline(html: &str) -> String {
 
 #[test]
 fn one_rank_in_every_format() {
-    let f = render("examples/healthy_clean.json.gz");
-    insta::assert_snapshot!("healthy_terminal", f.terminal);
-    insta::assert_snapshot!("healthy_json", f.json);
-    insta::assert_snapshot!("healthy_junit", f.junit);
-    insta::assert_snapshot!("healthy_markdown", f.markdown);
-    insta::assert_snapshot!("healthy_html", f.html);
+    render("examples/healthy_clean.json.gz").snapshot("healthy");
 }
 
 #[test]
 fn two_ranks_in_every_format() {
     let Some(_) = shared_dir() else { return };
-    let f = render("../shared/traces/h200x2");
-    insta::assert_snapshot!("tp2_terminal", f.terminal);
-    insta::assert_snapshot!("tp2_json", f.json);
-    insta::assert_snapshot!("tp2_junit", f.junit);
-    insta::assert_snapshot!("tp2_markdown", f.markdown);
-    insta::assert_snapshot!("tp2_html", f.html);
+    render("../shared/traces/h200x2").snapshot("tp2");
+}
+
+#[test]
+fn a_check_in_every_format() {
+    // A real H200 run of the reference preset, replayed by the stand-in interpreter.
+    let labeled = repo_root().join("tests/data/labeled");
+    let run = labeled.join("reference-healthy-01");
+    let python = labeled.join("replay-python");
+    render_command(
+        &["check", "--python", python.to_str().unwrap(), "--preset", "reference"],
+        &[("LG_REPLAY_DIR", run.as_path())],
+    )
+    .snapshot("check");
+}
+
+#[test]
+fn a_comparison_of_traces_in_every_format() {
+    render_command(&["compare", "examples/healthy_clean.json.gz", "examples/delay270_clean.json.gz"], &[])
+        .snapshot("compare_traces");
+}
+
+#[test]
+fn a_comparison_of_check_results_in_every_format() {
+    render_command(
+        &[
+            "compare",
+            "tests/data/compare/h200-reference.json",
+            "tests/data/compare/h200-reference-inject300.json",
+        ],
+        &[],
+    )
+    .snapshot("compare_checks");
 }

@@ -207,7 +207,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--history", h.to_str().unwrap(), "show"], "no history here"),
         (vec!["--history", h.to_str().unwrap(), "record", notes.to_str().unwrap()], "notes.txt"),
         (vec!["--history", h.to_str().unwrap(), "explain", "abc"], "is not a run"),
-        (vec!["--history", h.to_str().unwrap(), "show", "--alpha", "2"], "significance level"),
+        (vec!["--history", h.to_str().unwrap(), "show", "--significance", "2"], "significance level"),
         (vec!["--history", h.to_str().unwrap(), "show", "--permutations", "10"], "cannot reach"),
         (vec!["--history", "postgresql://nobody@%2Fnonexistent-dir/db", "show"], "cannot connect"),
     ];

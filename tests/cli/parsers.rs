@@ -177,46 +177,53 @@ fn random_edits_of_a_real_trace_read_the_same() {
     }
 }
 
-/// Where a candidate reader of issue 19 (`crates/trace/src/candidates`) first differs from the
-/// reference on `path`: the two lines, or `None` when the whole summaries are equal.
-fn differs(path: &Path, parser: Parser) -> Option<String> {
-    let simple = summary(&read_with(path, Parser::Simple));
-    let other = summary(&read_with(path, parser));
-    if simple == other {
-        return None;
+/// The candidate readers, built with `--features candidate-parsers` only.
+#[cfg(feature = "candidate-parsers")]
+mod candidates {
+    use super::*;
+
+    /// Where a candidate reader (`crates/trace/src/candidates`) first differs from the
+    /// reference on `path`: the two lines, or `None` when the whole summaries are equal.
+    fn differs(path: &Path, parser: Parser) -> Option<String> {
+        let simple = summary(&read_with(path, Parser::Simple));
+        let other = summary(&read_with(path, parser));
+        if simple == other {
+            return None;
+        }
+        let (a, b): (Vec<&str>, Vec<&str>) = (simple.lines().collect(), other.lines().collect());
+        let line = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+        Some(format!(
+            "{}: line {line}:\n  simple: {}\n  {parser:?}: {}",
+            path.display(),
+            a.get(line).unwrap_or(&"<end>"),
+            b.get(line).unwrap_or(&"<end>")
+        ))
     }
-    let (a, b): (Vec<&str>, Vec<&str>) = (simple.lines().collect(), other.lines().collect());
-    let line = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
-    Some(format!(
-        "{}: line {line}:\n  simple: {}\n  {parser:?}: {}",
-        path.display(),
-        a.get(line).unwrap_or(&"<end>"),
-        b.get(line).unwrap_or(&"<end>")
-    ))
-}
 
-/// Every file the fast parser is held to: the corpus, its variants, the random edits.
-fn all_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = shared_traces();
-    files.extend(variant_files(dir));
-    files.extend(edited_files(dir));
-    files
-}
+    /// Every file the fast parser is held to: the corpus, its variants, the random edits.
+    fn all_files(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut files = shared_traces();
+        files.extend(variant_files(dir));
+        files.extend(edited_files(dir));
+        files
+    }
 
-#[test]
-fn sonic_candidate_reads_the_same() {
-    let dir = tempfile::tempdir().unwrap();
-    let diffs: Vec<String> = all_files(dir.path()).iter().filter_map(|p| differs(p, Parser::Sonic)).collect();
-    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-}
+    #[test]
+    fn sonic_candidate_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let diffs: Vec<String> =
+            all_files(dir.path()).iter().filter_map(|p| differs(p, Parser::Sonic)).collect();
+        assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    }
 
-#[test]
-fn simd_json_candidate_reads_the_same_but_for_float_times() {
-    // simd-json has no raw numbers: 1712195495505582.988 µs comes back 12 ns off through f64.
-    let dir = tempfile::tempdir().unwrap();
-    for path in all_files(dir.path()) {
-        if let Some(d) = differs(&path, Parser::SimdJson) {
-            assert!(path.to_string_lossy().contains("ns_resolution"), "{d}");
+    #[test]
+    fn simd_json_candidate_reads_the_same_but_for_float_times() {
+        // simd-json has no raw numbers: 1712195495505582.988 µs comes back 12 ns off through f64.
+        let dir = tempfile::tempdir().unwrap();
+        for path in all_files(dir.path()) {
+            if let Some(d) = differs(&path, Parser::SimdJson) {
+                assert!(path.to_string_lossy().contains("ns_resolution"), "{d}");
+            }
         }
     }
 }

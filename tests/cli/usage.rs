@@ -118,3 +118,68 @@ fn colour_is_forced_or_refused_on_request() {
     assert!(!never.contains('\x1b') && !piped.contains('\x1b'));
     assert_eq!(never, piped);
 }
+
+/// The README's sample configuration, the TOML block under "How `check` judges".
+fn readme_config() -> toml::Table {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let start = readme.find("```toml\n[thresholds]").expect("the README's sample config") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    toml::from_str(&readme[start..end]).expect("the README's sample config is TOML")
+}
+
+/// Each limit is declared once (crates/judge/src/config.rs): the README states its default, and
+/// every command's help shows the same default after its flag. The README is the independent
+/// copy a user reads; the help is generated.
+#[test]
+fn the_readme_and_the_help_state_the_declared_defaults() {
+    let config = readme_config();
+    let mut helps = String::new();
+    for command in ["analyze", "check", "compare", "selftest"] {
+        let (code, out, _) = run(&[command, "--help"]);
+        assert_eq!(code, 0);
+        helps.push_str(&out.replace('\n', " ").split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    let mut flags_seen = 0;
+    for (section, keys) in &config {
+        if section == "linkage" {
+            continue;
+        }
+        for (key, value) in keys.as_table().unwrap() {
+            let shown = match value {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Float(f) => f.to_string(),
+                other => other.to_string(),
+            };
+            let flag = match (section.as_str(), key.as_str()) {
+                ("check", "timeout_s") => "timeout".to_string(),
+                (_, k) => k.replace('_', "-"),
+            };
+            // Keys of the file only (the bootstrap's) have no flag.
+            let Some(at) = helps.find(&format!("--{flag} <")) else { continue };
+            let rest = &helps[at..];
+            let default = rest.find("[default: ").map(|i| &rest[i + 10..]).unwrap();
+            let default = &default[..default.find(']').unwrap()];
+            assert_eq!(default, shown, "--{flag}: the help's default against the README's {section}.{key}");
+            flags_seen += 1;
+        }
+    }
+    assert!(flags_seen >= 20, "{flags_seen} flags compared");
+}
+
+/// Stating the README's sample configuration changes nothing: it states the defaults.
+#[test]
+fn the_readme_config_gives_the_verdicts_of_no_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lg.toml");
+    let mut text = toml::to_string(&readme_config()).unwrap();
+    // The README's forbid list is an example of a policy, not a default: leave it out here.
+    text = text.replace("[linkage]\nforbid = [\"rocprofiler-sdk<1.3.2\"]\n", "");
+    std::fs::write(&path, text).unwrap();
+    for trace in ["examples/healthy_clean.json.gz", "examples/delay270_clean.json.gz"] {
+        let (code_none, plain, _) = run(&["analyze", trace, "--format", "json"]);
+        let (code_cfg, with, _) =
+            run(&["analyze", trace, "--format", "json", "--config", path.to_str().unwrap()]);
+        let verdict = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["verdict"].clone();
+        assert_eq!((code_none, verdict(&plain)), (code_cfg, verdict(&with)), "{trace}");
+    }
+}

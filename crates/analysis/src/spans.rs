@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use launchguard_trace::{GraphLaunch, Timeline};
+use launchguard_trace::{GpuActivity, GraphLaunch, Timeline};
 
 use crate::analyze::{device_windows, within_windows};
 use crate::intervals::{self, Span};
@@ -24,7 +24,22 @@ pub struct DeviceSpans {
     pub gaps: Vec<Span>,
     /// Busy time per stream (label, union), in the analysis's stream order.
     pub streams: Vec<(String, Vec<Span>)>,
+    /// Each activity, for naming on hover, when the trace has at most [`MAX_NAMED`] of them.
+    pub named: Option<Named>,
 }
+
+/// The activities of one device with their names: `(start, end, index into names)` by start.
+#[derive(Debug, Clone, Default)]
+pub struct Named {
+    /// `(start, end, name index)` per activity, ordered by start then end.
+    pub items: Vec<(i64, i64, u32)>,
+    /// The distinct names in full, in order of first appearance.
+    pub names: Vec<String>,
+}
+
+/// Traces of at most this many GPU activities keep each one's name for the timelines' hover:
+/// their drawing embeds three numbers per activity (30,000: under 1 MB of page).
+pub const MAX_NAMED: usize = 30_000;
 
 impl DeviceSpans {
     /// Gaps longer than `threshold_ns`, the ones the gaps check counts.
@@ -97,7 +112,8 @@ impl Findings {
                     Some((s.stream.clone(), clip(spans)))
                 })
                 .collect();
-            devices.push(DeviceSpans { label: d.device.clone(), windows, busy, gaps, streams });
+            let named = (t.activities.len() <= MAX_NAMED).then(|| named(t, &acts));
+            devices.push(DeviceSpans { label: d.device.clone(), windows, busy, gaps, streams, named });
         }
         Ok(Self {
             devices,
@@ -113,6 +129,25 @@ impl Findings {
         let hi = self.devices.iter().filter_map(|d| d.windows.last()).map(|w| w.1).max()?;
         Some((lo, hi))
     }
+}
+
+/// A device's activities by start, each with the index of its name.
+fn named(t: &Timeline, acts: &[&GpuActivity]) -> Named {
+    let mut acts = acts.to_vec();
+    acts.sort_by_key(|a| (a.start, a.end));
+    let mut index: HashMap<u32, u32> = HashMap::new();
+    let mut names = Vec::new();
+    let items = acts
+        .iter()
+        .map(|a| {
+            let i = *index.entry(a.name).or_insert_with(|| {
+                names.push(t.strings.get(a.name).to_string());
+                names.len() as u32 - 1
+            });
+            (a.start, a.end, i)
+        })
+        .collect();
+    Named { items, names }
 }
 
 /// Joins the analysis's replays back to the exact launch and kernel times.
@@ -185,11 +220,6 @@ pub struct RanksSpans {
 }
 
 impl RanksSpans {
-    /// The spans of `ranks` (from [`crate::ranks::identify`], as the analysis had them).
-    pub fn new(ranks: &[crate::ranks::RankTrace]) -> Self {
-        crate::ranks::split_spans(ranks)
-    }
-
     /// The first start and last end over every rank.
     pub fn extent(&self) -> Option<Span> {
         let lo = self.ranks.iter().filter_map(|r| r.extent).map(|e| e.0).min()?;

@@ -202,7 +202,8 @@ fn run_info(r: &CheckReport) -> RunInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use launchguard_judge::compare::{incompatibility, validate_config, Metric, Outcome};
+    use launchguard_judge::compare::{incompatibility, Metric, Outcome};
+    use launchguard_judge::section::Section as _;
     use launchguard_judge::{Status, Verdict};
 
     /// A real `check --preset reference` result from an H200 (tests/data/compare/README.md).
@@ -343,7 +344,10 @@ mod tests {
         assert!(!c.comparable && c.metrics.is_empty());
         let checks = c.checks();
         assert_eq!(checks.len(), 1);
-        assert_eq!((checks[0].id.as_str(), checks[0].status), ("compare.baseline", Status::Warn));
+        assert_eq!(
+            (checks[0].id.to_string(), checks[0].status),
+            ("compare.baseline".to_string(), Status::Warn)
+        );
         assert!(checks[0].message.contains("not compared") && checks[0].message.contains("H100"));
         assert_eq!(c.verdict, Verdict::Warn);
 
@@ -376,7 +380,7 @@ mod tests {
         shift_host(&mut cur, "before", 10.0);
         let c = compare(&base, &cur, &cfg(), false);
         let checks = c.checks();
-        let ids: Vec<&str> = checks.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<String> = checks.iter().map(|c| c.id.to_string()).collect();
         assert_eq!(
             ids,
             [
@@ -419,11 +423,11 @@ mod tests {
 
     #[test]
     fn config_limits_are_validated() {
-        assert!(validate_config(&cfg()).is_ok());
+        assert!(cfg().check_rules().is_ok());
         let bad = |f: fn(&mut CompareConfig)| {
             let mut c = cfg();
             f(&mut c);
-            validate_config(&c).unwrap_err().to_string()
+            c.check_rules().unwrap_err()
         };
         assert!(bad(|c| c.alpha = 0.0).starts_with("compare.alpha"));
         assert!(bad(|c| c.confidence = 1.0).starts_with("compare.confidence"));

@@ -22,10 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use launchguard_analysis::context::{PhaseReport, WorkloadContext, SCHEMA as CONTEXT_SCHEMA};
-use launchguard_analysis::ranks::{analyze_ranks, rank_of, RankTrace};
-use launchguard_analysis::{analyze, Analysis, Options as MeasureOptions};
+use launchguard_analysis::Options as MeasureOptions;
 use launchguard_judge::{Settings, Verdict};
-use launchguard_trace::{Timeline, Trace};
+use launchguard_pipeline::{Drawing, Judged, Keep, ReadOptions};
 
 pub use model::{CheckReport, RankReport};
 pub use preset::Workload;
@@ -58,24 +57,22 @@ pub struct Options {
     pub baseline: Option<CheckReport>,
     /// This process is one rank of a run a launcher started.
     pub launched: Option<Launched>,
+    /// How the traces the workload wrote are read (the `[input]` caps).
+    pub read: ReadOptions,
+    /// Measure the spans the drawing reports need (`--html`, `--csv`, `--annotate-trace`).
+    pub keep: Keep,
 }
 
-/// A finished check: the report, and each rank's trace for the reports that draw them.
+/// A finished check: the report, and the spans of each rank's trace for the reports that draw
+/// them.
 pub struct CheckRun {
     /// The result document.
     pub report: CheckReport,
-    /// Each rank's trace (with its context event), in rank order; empty for a skip.
-    pub traces: Vec<Trace>,
+    /// The spans measured in the traces, when [`Options::keep`] asked for them; `None` for a skip.
+    pub drawing: Option<Drawing>,
     /// This process is a rank other than 0 of a launched run: its results are handed over, rank 0
     /// judges the run (`report.reason` says where).
     pub delegated: bool,
-}
-
-impl CheckRun {
-    /// Rank 0's trace records.
-    pub fn timeline(&self) -> Option<&Timeline> {
-        self.traces.first().map(|t| &t.timeline)
-    }
 }
 
 /// Why `check` could not produce a verdict.
@@ -220,7 +217,7 @@ fn run_launched(opts: &Options, l: &Launched) -> Result<CheckRun, CheckError> {
             me.world,
             rendezvous.dir().display()
         ));
-        return Ok(CheckRun { report, traces: Vec::new(), delegated: true });
+        return Ok(CheckRun { report, drawing: None, delegated: true });
     }
     let traces = rendezvous
         .wait_all(result.session.as_deref(), l.wait, Duration::from_millis(200))
@@ -292,7 +289,7 @@ fn skip_or_fail(opts: &Options, e: runner::RunError) -> Result<CheckRun, CheckEr
             if !opts.python_explicit && cause.kind() == std::io::ErrorKind::NotFound =>
         {
             let report = skipped(opts, format!("no Python interpreter '{python}' on this machine"));
-            Ok(CheckRun { report, traces: Vec::new(), delegated: false })
+            Ok(CheckRun { report, drawing: None, delegated: false })
         }
         e => Err(e.into()),
     }
@@ -304,7 +301,7 @@ fn skip_of(opts: &Options, outcome: &runner::Outcome) -> Option<CheckRun> {
     let mut report = base_report(opts);
     report.reason = Some(skip.reason.clone().unwrap_or_else(|| "the workload could not run here".into()));
     report.inventory = Some(skip.inventory.clone());
-    Some(CheckRun { report, traces: Vec::new(), delegated: false })
+    Some(CheckRun { report, drawing: None, delegated: false })
 }
 
 /// What a rank measured besides its trace.
@@ -335,36 +332,29 @@ fn context_of(opts: &Options, result: &protocol::WorkloadResult, tp: u32) -> Wor
     }
 }
 
-/// Reads the ranks' traces (each with its context), measures them as `analyze` does and judges
-/// them once, the baseline comparison included: the check's report.
+/// Reads the ranks' traces (each with its context), measures and judges them as `analyze` does
+/// (one judged run), then adds the baseline comparison: the check's report.
 pub fn judge_traces(paths: &[PathBuf], opts: &Options, started: Instant) -> Result<CheckRun, CheckError> {
     let cfg = &opts.settings.config;
-    let traces: Vec<Trace> = paths.iter().map(|p| launchguard_trace::read(p)).collect::<Result<_, _>>()?;
     let measure = MeasureOptions { gap_us: cfg.thresholds.gap_us, ..MeasureOptions::default() };
+    let run = launchguard_pipeline::judge(paths, &opts.read, &measure, &opts.settings, opts.keep)
+        .map_err(anyhow::Error::from)?;
     let mut report = base_report(opts);
-    report.tp = traces.len() as u32;
-    let contexts: Vec<(Analysis, Option<&Trace>)>;
-    if traces.len() > 1 {
-        // The ranks together: waiting for peers kept apart from busy time, occupancy over the
-        // window every rank was recorded in, the worst rank decides.
-        let ids = traces.iter().map(rank_of).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::from)?;
-        let rank_traces: Vec<RankTrace> =
-            ids.iter().zip(&traces).map(|(id, trace)| RankTrace { id, trace }).collect();
-        let figures = analyze_ranks(&rank_traces, &measure).map_err(anyhow::Error::from)?;
-        let judged = launchguard_judge::ranks(figures, &opts.settings);
-        report.thresholds = judged.ranks[0].analysis.limits.thresholds.clone();
-        contexts = judged.ranks.iter().map(|r| (r.analysis.figures.clone(), None)).collect();
-        report.across = Some(judged);
-    } else {
-        let figures = analyze(&traces[0], &measure).map_err(anyhow::Error::from)?;
-        let judged = launchguard_judge::analysis(figures, &opts.settings);
-        report.thresholds = judged.limits.thresholds.clone();
-        contexts = vec![(judged.figures.clone(), None)];
-        report.analysis = Some(judged);
-    }
+    report.tp = paths.len() as u32;
+    // Each rank's figures, holding the context it left in its trace.
+    let figures: Vec<&launchguard_analysis::Analysis> = match &run.judged {
+        Judged::Ranks(r) => {
+            report.thresholds = r.ranks[0].analysis.limits.thresholds.clone();
+            r.ranks.iter().map(|k| &k.analysis.figures).collect()
+        }
+        Judged::One(a) => {
+            report.thresholds = a.limits.thresholds.clone();
+            vec![&a.figures]
+        }
+    };
     // Each rank's samples and inventory, from the context it left in its trace.
     let mut ranks = Vec::new();
-    for (a, _) in &contexts {
+    for a in figures {
         let w = a
             .workload
             .as_ref()
@@ -380,21 +370,25 @@ pub fn judge_traces(paths: &[PathBuf], opts: &Options, started: Instant) -> Resu
             report.phases = w.phases.clone();
         }
     }
-    if traces.len() > 1 {
-        report.ranks = ranks;
-    }
-    report.comparison = opts.baseline.as_ref().map(|b| compare::compare(b, &report, &cfg.compare, false));
-    let (checks, verdict) = match (&report.across, &report.analysis) {
-        (Some(r), _) => (&r.checks, r.verdict),
-        (None, Some(a)) => (&a.checks, a.verdict),
-        (None, None) => unreachable!("one of them was just set"),
+    let (checks, verdict) = match run.judged {
+        Judged::Ranks(r) => {
+            report.ranks = ranks;
+            let judged = (r.checks.clone(), r.verdict);
+            report.across = Some(*r);
+            judged
+        }
+        Judged::One(a) => {
+            let judged = (a.checks.clone(), a.verdict);
+            report.analysis = Some(*a);
+            judged
+        }
     };
-    let (checks, verdict) =
-        launchguard_judge::with_comparison(checks.clone(), verdict, report.comparison.as_ref());
+    report.comparison = opts.baseline.as_ref().map(|b| compare::compare(b, &report, &cfg.compare, false));
+    let (checks, verdict) = launchguard_judge::with_comparison(checks, verdict, report.comparison.as_ref());
     report.checks = checks;
     report.verdict = verdict;
     report.timings.insert("wall_s".into(), started.elapsed().as_secs_f64());
-    Ok(CheckRun { report, traces, delegated: false })
+    Ok(CheckRun { report, drawing: run.drawing, delegated: false })
 }
 
 /// Writes `raw` with `context` as a metadata event to `to`.

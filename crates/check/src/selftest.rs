@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use launchguard_judge::{Status, Verdict};
+use launchguard_judge::{CheckId, Status, Verdict};
 
 use crate::{CheckReport, Options};
 
@@ -18,9 +18,9 @@ pub struct Rung {
     /// The check's verdict; `error` when the run itself failed.
     pub verdict: String,
     /// Checks that failed.
-    pub failed: Vec<String>,
+    pub failed: Vec<CheckId>,
     /// Checks that warned.
-    pub warned: Vec<String>,
+    pub warned: Vec<CheckId>,
     /// Host cost per replay before any profiler, p50, µs (rank 0).
     pub host_p50_us: Option<f64>,
     /// GPU time per replay, µs (rank 0).
@@ -141,7 +141,10 @@ pub fn run(
                             .checks()
                             .into_iter()
                             .filter(|c| c.status == Status::Fail)
-                            .map(|c| c.id.trim_start_matches("compare.").to_string())
+                            .map(|c| match c.id {
+                                CheckId::Compare(metric) => metric,
+                                other => other.to_string(),
+                            })
                             .collect();
                         r.baseline_failed = Some(failed);
                     }
@@ -190,83 +193,6 @@ pub fn summarize(report: &mut SelftestReport) {
         report.rungs.iter().filter(|r| r.delay_us == 0.0 && regressed(r)).count() as u32;
     report.baseline_smallest_detected_us =
         injected.iter().filter(|r| regressed(r)).map(|r| r.delay_us).min_by(f64::total_cmp);
-}
-
-/// The detection table for a terminal.
-pub fn render_terminal(r: &SelftestReport) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "selftest  preset {}{}{}",
-        r.preset,
-        if r.tp > 1 { format!(", tp {}", r.tp) } else { String::new() },
-        r.machine.as_ref().map_or(String::new(), |m| format!(", {m}"))
-    );
-    if let Some(reason) = &r.reason {
-        let _ = writeln!(out, "skipped: {reason}");
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "\n{:>11}  {:<7} {:>11} {:>12} {:>10}  {:<24} checks that fired",
-        "delay µs", "verdict", "host p50 µs", "GPU µs/rep", "occupancy", "vs first healthy run"
-    );
-    let num = |v: Option<f64>, p: usize| v.map_or("–".to_string(), |x| format!("{x:.p$}"));
-    for g in &r.rungs {
-        let fired = if let Some(e) = &g.error {
-            format!("error: {e}")
-        } else if g.failed.is_empty() && g.warned.is_empty() {
-            "–".to_string()
-        } else {
-            let mut parts = g.failed.clone();
-            parts.extend(g.warned.iter().map(|w| format!("({w})")));
-            parts.join(" ")
-        };
-        let vs = match &g.baseline_failed {
-            None => "baseline".to_string(),
-            Some(f) if f.is_empty() => "no regression".to_string(),
-            Some(f) => format!("REGRESSED: {}", f.join(" ")),
-        };
-        let _ = writeln!(
-            out,
-            "{:>11}  {:<7} {:>11} {:>12} {:>10}  {vs:<24} {fired}",
-            if g.delay_us == 0.0 { "0 (healthy)".to_string() } else { format!("{}", g.delay_us) },
-            g.verdict,
-            num(g.host_p50_us, 1),
-            num(g.gpu_us_per_replay, 1),
-            num(g.occupancy.map(|o| o * 100.0), 1),
-        );
-    }
-    let _ = writeln!(out, "\n(checks in parentheses warned)");
-    match r.smallest_detected_us {
-        Some(d) => {
-            let _ = writeln!(
-                out,
-                "smallest delay detected: {d} µs per launch{}",
-                if r.monotone {
-                    ", and every larger one"
-                } else {
-                    " (but not every larger one: see the table)"
-                }
-            );
-        }
-        None => {
-            let _ = writeln!(out, "no injected delay was detected");
-        }
-    }
-    let _ =
-        writeln!(out, "false alarms at zero delay: {} of {} healthy runs", r.false_alarms, r.healthy_runs);
-    if r.rungs.iter().any(|g| g.baseline_failed.is_some()) {
-        let _ = writeln!(
-            out,
-            "against the first healthy run as a baseline: smallest delay detected {}; false alarms {} of {} healthy runs",
-            r.baseline_smallest_detected_us.map_or("none".to_string(), |d| format!("{d} µs")),
-            r.baseline_false_alarms,
-            r.healthy_runs.saturating_sub(1)
-        );
-    }
-    out
 }
 
 #[cfg(test)]
@@ -318,6 +244,5 @@ mod tests {
         r.rungs.push(rung(100.0, "pass"));
         summarize(&mut r);
         assert!(!r.monotone);
-        assert!(render_terminal(&r).contains("smallest delay detected: 25 µs"));
     }
 }

@@ -50,22 +50,24 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
     Ok(got)
 }
 
-/// A trace, measured and judged with the default settings, as `analyze TRACE` does.
+/// A trace, read, measured and judged with the default settings by the one pipeline `analyze`
+/// uses.
 fn trace(path: &Path) -> Result<Document> {
     let name = path.display().to_string();
-    let trace = launchguard_trace::read_limited(
-        path,
-        launchguard_trace::Parser::Fast,
-        &launchguard_trace::Limits::DEFAULT,
+    let run = launchguard_pipeline::judge(
+        &[path.to_path_buf()],
+        &Default::default(),
+        &Default::default(),
+        &launchguard_judge::Settings::default(),
+        launchguard_pipeline::Keep::Document,
     )
     .map_err(|e| Error::new(format!("{name}: {e}")))?;
-    let figures = launchguard_analysis::analyze::analyze(&trace, &Default::default())
-        .map_err(|e| Error::new(format!("{name}: {e}")))?;
-    if figures.devices.is_empty() {
-        return Err(Error::new(format!("{name}: no GPU activity in the trace: nothing to record")));
+    match run.judged {
+        launchguard_pipeline::Judged::One(report) => Ok(Document::Analysis(report)),
+        launchguard_pipeline::Judged::Ranks(_) => {
+            Err(Error::new(format!("{name}: several ranks in one file")))
+        }
     }
-    let judged = launchguard_judge::analysis(figures, &launchguard_judge::Settings::default());
-    Ok(Document::Analysis(Box::new(judged)))
 }
 
 #[cfg(test)]

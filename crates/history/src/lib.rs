@@ -14,8 +14,6 @@
 //! a run whose series now sits past a change for the worse, naming the first bad build;
 //! [`render`] draws a history for a terminal, as JSON, Markdown or one HTML page.
 
-#![warn(missing_docs)]
-
 pub mod changepoint;
 pub mod explain;
 pub mod fingerprint;

@@ -189,7 +189,8 @@ impl Document {
 }
 
 /// The checks whose failure means the profiler's figures cannot be trusted.
-const TRUST: [&str; 2] = ["trace_sanity", "trace_complete"];
+const TRUST: [launchguard_judge::verdict::CheckId; 2] =
+    [launchguard_judge::verdict::CheckId::TraceSanity, launchguard_judge::verdict::CheckId::TraceComplete];
 
 /// Why a run's figures should not count, if they should not.
 fn inconclusive(
@@ -200,7 +201,7 @@ fn inconclusive(
     if verdict == launchguard_judge::Verdict::Skip {
         return RunStatus::Inconclusive(format!("skip: {}", reason.unwrap_or("nothing measured")));
     }
-    if let Some(c) = checks.iter().find(|c| TRUST.contains(&c.id.as_str()) && c.status == Status::Fail) {
+    if let Some(c) = checks.iter().find(|c| TRUST.contains(&c.id) && c.status == Status::Fail) {
         return RunStatus::Inconclusive(format!("{}: {}", c.id, c.message));
     }
     RunStatus::Ok

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::CompareConfig;
 use crate::limits::SMALL_GRAPH_US;
-use crate::verdict::{Check, Status, Verdict};
+use crate::verdict::{Check, CheckId, Status, Verdict};
 
 /// Schema id of [`Comparison`].
 pub const SCHEMA: &str = "launchguard.compare/1";
@@ -390,7 +390,7 @@ impl Comparison {
         let noted = if noted.is_empty() { String::new() } else { format!(" (noted: {})", noted.join(", ")) };
         out.push(match self.incompatibility() {
             Some(why) if self.comparable => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Warn,
                 None,
                 None,
@@ -400,7 +400,7 @@ impl Comparison {
                 "shifts may come from the difference, not from a regression: record a baseline on this setup",
             ),
             Some(why) => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Warn,
                 None,
                 None,
@@ -410,7 +410,7 @@ impl Comparison {
                 "record a baseline on this setup (check --save-baseline), or compare anyway with --force",
             ),
             None => Check::new(
-                "compare.baseline",
+                CheckId::CompareBaseline,
                 Status::Pass,
                 None,
                 None,
@@ -447,8 +447,13 @@ impl Comparison {
                     None => format!("rank {rank} (worst of ranks {}): {message}", ranks.join(", ")),
                 };
             }
-            let c =
-                Check::new(&format!("compare.{id}"), worst.status, worst.figures.shift, worst.limit, message);
+            let c = Check::new(
+                CheckId::Compare(id.to_string()),
+                worst.status,
+                worst.figures.shift,
+                worst.limit,
+                message,
+            );
             out.push(if worst.status == Status::Fail {
                 c.with_hint(
                     "compare the inventories of the two results: a new interception layer, library or driver \
@@ -482,39 +487,6 @@ fn worst_rank<'m>(metrics: &[&'m Metric]) -> &'m Metric {
                 .then_with(|| b.figures.rank.cmp(&a.figures.rank))
         })
         .expect("one metric at least")
-}
-
-/// Checks a configuration's `[compare]` limits.
-pub fn validate_config(c: &CompareConfig) -> Result<(), String> {
-    let open_unit = |name: &str, v: f64| {
-        if v > 0.0 && v < 1.0 {
-            Ok(())
-        } else {
-            Err(format!("compare.{name} must be between 0 and 1 (exclusive), got {v}"))
-        }
-    };
-    open_unit("alpha", c.alpha)?;
-    open_unit("confidence", c.confidence)?;
-    for (name, v) in [
-        ("min_host_shift_us", c.min_host_shift_us),
-        ("min_relative_shift", c.min_relative_shift),
-        ("min_launch_shift_us", c.min_launch_shift_us),
-        ("max_gpu_increase", c.max_gpu_increase),
-        ("max_occupancy_drop", c.max_occupancy_drop),
-        ("min_idle_shift_us", c.min_idle_shift_us),
-        ("max_gaps_increase", c.max_gaps_increase),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(format!("compare.{name} must be a non-negative number, got {v}"));
-        }
-    }
-    if !(MIN_RESAMPLES..=MAX_RESAMPLES).contains(&c.resamples) {
-        return Err(format!(
-            "compare.resamples must be between {MIN_RESAMPLES} and {MAX_RESAMPLES}, got {}",
-            c.resamples
-        ));
-    }
-    Ok(())
 }
 
 /// Fewer bootstrap resamples make the interval's bounds noise.

@@ -1,13 +1,17 @@
 //! Limits and settings: defaults, then a TOML file, then command-line flags, in that order.
 //!
-//! Defaults are the ATOM guard's (ROCm/ATOM PR #432) where it has one; `check` adds its own.
-//! What the user set explicitly is remembered ([`Settings::explicit`]): the judge adapts a
-//! default to the trace's context, never a limit the user chose.
+//! Each key is declared once, in its section below (`section!` in `section.rs`): its doc, type,
+//! default, flag and rule. The TOML reader, clap (the flags, their help and defaults), the
+//! validation and the judge all read that one declaration. What the user set is a [`Key`] in
+//! [`Settings`]: the judge adapts a default to the trace's context, never a limit the user chose.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use launchguard_trace::Limits;
 use serde::{Deserialize, Serialize};
+
+use crate::section::{section, Rule, Section};
 
 /// Everything a run can be configured with. Unknown keys in a file are an error, so that a typo
 /// does not silently leave a default in force.
@@ -28,6 +32,7 @@ pub struct Config {
 
 /// Which statistic of graph-launch durations the launch check judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum LaunchStatistic {
     /// The mean for one rank, the median for multi-rank traces (one launch that waits for a peer
@@ -40,42 +45,47 @@ pub enum LaunchStatistic {
     Median,
 }
 
-/// Limits of the trace checks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Thresholds {
-    /// Occupancy below this fails (ATOM: 0.80).
-    pub occupancy_fail: f64,
-    /// Occupancy below this warns (ATOM: 0.90).
-    pub occupancy_warn: f64,
-    /// A gap longer than this, in µs, counts (ATOM: 100).
-    pub gap_us: f64,
-    /// More gaps than this fail (ATOM: 5).
-    pub max_gaps: u64,
-    /// A graph-launch duration statistic at or above this, in µs, fails (ATOM: 150).
-    pub launch_fail_us: f64,
-    /// Which statistic the launch check uses.
-    pub launch_statistic: LaunchStatistic,
-    /// The GPU idle before a replay (median over the replays after the first) at or above this,
-    /// in µs, fails — unless [`Thresholds::replay_idle_fail_fraction`] of the GPU time per replay
-    /// is more. Healthy replays on an H200 wait 4–5 µs for the next launch.
-    pub replay_idle_fail_us: f64,
-    /// ... or at or above this fraction of the GPU time per replay, when that is more.
-    pub replay_idle_fail_fraction: f64,
+impl crate::section::Ruled for LaunchStatistic {
+    fn broken(&self, _: Rule) -> Option<String> {
+        None
+    }
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            occupancy_fail: 0.80,
-            occupancy_warn: 0.90,
-            gap_us: 100.0,
-            max_gaps: 5,
-            launch_fail_us: 150.0,
-            launch_statistic: LaunchStatistic::Auto,
-            replay_idle_fail_us: 20.0,
-            replay_idle_fail_fraction: 0.10,
-        }
+impl std::fmt::Display for LaunchStatistic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LaunchStatistic::Auto => "auto",
+            LaunchStatistic::Mean => "mean",
+            LaunchStatistic::Median => "median",
+        })
+    }
+}
+
+section! {
+    /// Limits of the trace checks (`[thresholds]`). The defaults are the ATOM guard's (ROCm/ATOM
+    /// PR #432) where it has one.
+    pub struct Thresholds, keys ThresholdKey, in "thresholds" {
+        /// Occupancy below this fails (ATOM: 0.80).
+        OccupancyFail occupancy_fail: f64 = 0.80, flag "occupancy-fail" "FRACTION", Rule::Fraction;
+        /// Occupancy below this warns (ATOM: 0.90).
+        OccupancyWarn occupancy_warn: f64 = 0.90, flag "occupancy-warn" "FRACTION", Rule::Fraction;
+        /// Idle gaps longer than this, in µs, count (ATOM: 100).
+        GapUs gap_us: f64 = 100.0, flag "gap-us" "US", Rule::NonNegative;
+        /// More gaps over the gap threshold than this fail (ATOM: 5).
+        MaxGaps max_gaps: u64 = 5, flag "max-gaps" "N", Rule::Any;
+        /// A graph-launch duration statistic at or above this, in µs, fails (ATOM: 150).
+        LaunchFailUs launch_fail_us: f64 = 150.0, flag "launch-fail-us" "US", Rule::Above(0.0);
+        /// The statistic of graph-launch durations the launch check judges: auto (the mean for one
+        /// rank, the median for several, where one launch that waits for a peer must not decide),
+        /// mean (as ATOM), median.
+        LaunchStatistic launch_statistic: LaunchStatistic = LaunchStatistic::Auto, flag "launch-statistic" "STAT", Rule::Any;
+        /// The GPU idle before each replay (median over the replays after the first) at or above
+        /// this, in µs, fails, unless the fraction below of the GPU time per replay is more.
+        ///
+        /// Healthy replays on an H200 wait 4–5 µs for the next launch.
+        ReplayIdleFailUs replay_idle_fail_us: f64 = 20.0, flag "replay-idle-fail-us" "US", Rule::NonNegative;
+        /// ... or at or above this fraction of the GPU time per replay, when that is more.
+        ReplayIdleFailFraction replay_idle_fail_fraction: f64 = 0.10, flag "replay-idle-fail-fraction" "FRACTION", Rule::Fraction;
     }
 }
 
@@ -88,128 +98,118 @@ pub struct LinkagePolicy {
     pub forbid: Vec<String>,
 }
 
-/// The `check` command's settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CheckConfig {
-    /// Workload preset: `reference`, `tiny`, `qwen3-0.6b`.
-    pub preset: String,
-    /// Python interpreter that has torch.
-    pub python: String,
-    /// Seconds before a workload is killed.
-    pub timeout_s: u64,
-    /// Tensor-parallel degree.
-    pub tp: u32,
-    /// Host cost per replay at or above this fraction of the GPU time per replay fails: in serving
-    /// the GPU would starve.
-    pub headroom_fraction: f64,
-    /// Host cost per replay at or above this, in µs, fails whatever the GPU time.
-    pub headroom_abs_us: f64,
-    /// Host cost after the profiler session over before it, at or above this ratio, warns.
-    pub residual_warn_ratio: f64,
-}
-
-impl Default for CheckConfig {
-    fn default() -> Self {
-        Self {
-            preset: "reference".into(),
-            python: "python3".into(),
-            timeout_s: 300,
-            tp: 1,
-            headroom_fraction: 0.5,
-            headroom_abs_us: 150.0,
-            residual_warn_ratio: 3.0,
-        }
+section! {
+    /// The `check` command's settings (`[check]`).
+    pub struct CheckConfig, keys CheckKey, in "check" {
+        /// Workload preset: reference (the ATOM test's), tiny (launch-bound), qwen3-0.6b (28 layers).
+        Preset preset: String = "reference".into(), flag "preset" "NAME", Rule::Any;
+        /// Python interpreter with torch.
+        Python python: String = "python3".into(), flag "python" "PATH", Rule::Any;
+        /// Seconds before the workload is killed.
+        TimeoutS timeout_s: u64 = 300, flag "timeout" "SECONDS", Rule::AtLeast(1);
+        /// Tensor-parallel degree: N processes under torch.distributed (NCCL).
+        Tp tp: u32 = 1, flag "tp" "N", Rule::AtLeast(1);
+        /// Host cost per replay at or above this fraction of the GPU time per replay fails: in
+        /// serving the GPU would starve.
+        HeadroomFraction headroom_fraction: f64 = 0.5, flag "headroom-fraction" "FRACTION", Rule::Above(0.0);
+        /// Host cost per replay at or above this, in µs, fails whatever the GPU time.
+        HeadroomAbsUs headroom_abs_us: f64 = 150.0, flag "headroom-abs-us" "US", Rule::Above(0.0);
+        /// Host cost after the profiler session over before it, at or above this ratio, warns.
+        ResidualWarnRatio residual_warn_ratio: f64 = 3.0, flag "residual-warn-ratio" "RATIO", Rule::Above(1.0);
     }
 }
 
-/// Limits of a baseline comparison (`compare`, `check --baseline`).
-///
-/// A metric measured per replay fails only when the shift is both significant (Mann–Whitney U,
-/// p < `alpha`) and large: the bound of its bootstrap interval nearest to zero must clear a floor,
-/// the larger of an absolute floor and `min_relative_shift` × the baseline median. Per-replay
-/// samples are autocorrelated and each process has its own offset (healthy host p50 2.6 and 4.7 µs
-/// in two processes on one H200), so significance alone would alarm on noise.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CompareConfig {
-    /// Significance level of the test on raw samples.
-    pub alpha: f64,
-    /// A shift of the median host cost per replay smaller than this, in µs, never fails. Healthy
-    /// processes differ by up to ~3 µs (p50 2.7–5.5 µs before the profiler session on an H200).
-    pub min_host_shift_us: f64,
-    /// ... nor one smaller than this fraction of the baseline median. Below a 5 µs baseline the
-    /// absolute floor decides; above it, noise grows with the cost: ten healthy processes on an
-    /// H200 gave 13.8–24.0 µs after the profiler session (+74%; tests/data/h200-check), so a cost
-    /// must double to count.
-    pub min_relative_shift: f64,
-    /// A shift of the median graph-launch duration (profiled replays) smaller than this, in µs,
-    /// never fails (nor one under `min_relative_shift` of the baseline). Healthy p50 36–56 µs.
-    pub min_launch_shift_us: f64,
-    /// GPU time per replay up by more than this fraction fails. Healthy processes differ by up to
-    /// 14.7%: each process picks its own GEMM kernels (qwen3-0.6b on one H200: 2124.5 vs
-    /// 2437.9 µs, tests/data/labeled set A; the reference graph 244 vs 260 µs).
-    pub max_gpu_increase: f64,
-    /// Occupancy of the profiled steady state (one figure per run) down by more than this fails.
-    /// Healthy processes sit 11.4 points apart with two kernel choices (qwen3-0.6b on one H200:
-    /// 95.6% vs 84.2%, set A; the reference graph 89.9% vs 95.8%); a delay that starves the GPU
-    /// takes 15–35 points, and the idle time before replays sees it first. For a graph of less than
-    /// 100 µs of GPU time per replay a drop past it only warns: healthy `tiny` processes (35 µs)
-    /// lay 39–84% apart on H200s, their profiled occupancy measuring the profiler.
-    pub max_occupancy_drop: f64,
-    /// In a comparison of traces, the GPU idle before each replay up by less than this, in µs,
-    /// never fails (nor by less than `min_relative_shift` of the baseline). Healthy replays wait
-    /// 3.9–5.2 µs on an H200.
-    pub min_idle_shift_us: f64,
-    /// In a comparison of traces, more idle gaps over the gap threshold in the steady state than
-    /// the baseline's plus this fail (ATOM's count of 5).
-    pub max_gaps_increase: f64,
-    /// Confidence level of the bootstrap intervals.
-    pub confidence: f64,
-    /// Bootstrap resamples per metric.
-    pub resamples: u32,
-    /// Seed of the bootstrap: the same inputs always give the same interval.
-    pub seed: u64,
-}
-
-impl Default for CompareConfig {
-    fn default() -> Self {
-        Self {
-            alpha: 0.001,
-            min_host_shift_us: 5.0,
-            min_relative_shift: 1.0,
-            min_launch_shift_us: 20.0,
-            max_gpu_increase: 0.20,
-            max_occupancy_drop: 0.15,
-            min_idle_shift_us: 10.0,
-            max_gaps_increase: 5.0,
-            confidence: 0.95,
-            resamples: 2000,
-            seed: 20261129,
-        }
+section! {
+    /// Limits of a baseline comparison (`compare`, `check --baseline`; `[compare]`).
+    ///
+    /// A metric measured per replay fails only when the shift is both significant (Mann–Whitney U,
+    /// p < `alpha`) and large: the bound of its bootstrap interval nearest to zero must clear a
+    /// floor, the larger of an absolute floor and `min_relative_shift` × the baseline median.
+    /// Per-replay samples are autocorrelated and each process has its own offset, so significance
+    /// alone would alarm on noise. How each default was chosen: docs/compare.md.
+    pub struct CompareConfig, keys CompareKey, in "compare" {
+        /// Significance level of the test on per-replay samples.
+        Alpha alpha: f64 = 0.001, flag "alpha" "P", Rule::OpenUnit;
+        /// A host cost per replay up by less than this, in µs, never fails.
+        ///
+        /// Healthy processes differ by up to ~3 µs before the profiler session on an H200.
+        MinHostShiftUs min_host_shift_us: f64 = 5.0, flag "min-host-shift-us" "US", Rule::NonNegative;
+        /// ... nor one up by less than this fraction of the baseline median.
+        ///
+        /// Above a 5 µs baseline noise grows with the cost (healthy processes: 13.8–24.0 µs after the
+        /// profiler session on an H200), so a cost must double to count.
+        MinRelativeShift min_relative_shift: f64 = 1.0, flag "min-relative-shift" "FRACTION", Rule::NonNegative;
+        /// A graph-launch duration (profiled replays) up by less than this, in µs, never fails (nor
+        /// one under `min_relative_shift` of the baseline).
+        ///
+        /// Healthy medians lie 36–56 µs apart.
+        MinLaunchShiftUs min_launch_shift_us: f64 = 20.0, flag "min-launch-shift-us" "US", Rule::NonNegative;
+        /// GPU time per replay up by more than this fraction fails.
+        ///
+        /// Healthy processes differ by up to 14.7%: each process picks its own GEMM kernels.
+        MaxGpuIncrease max_gpu_increase: f64 = 0.20, flag "max-gpu-increase" "FRACTION", Rule::NonNegative;
+        /// Occupancy of the profiled steady state down by more than this (0.15 = 15 points) fails.
+        ///
+        /// Healthy processes sit up to 11.4 points apart with two kernel choices; a delay that starves
+        /// the GPU takes 15–35 points. For a graph of less than 100 µs of GPU time per replay a drop
+        /// only warns: its profiled occupancy measures the profiler.
+        MaxOccupancyDrop max_occupancy_drop: f64 = 0.15, flag "max-occupancy-drop" "FRACTION", Rule::NonNegative;
+        /// In a comparison of traces, the GPU idle before each replay up by less than this, in µs,
+        /// never fails (nor by less than `min_relative_shift` of the baseline).
+        ///
+        /// Healthy replays wait 3.9–5.2 µs on an H200.
+        MinIdleShiftUs min_idle_shift_us: f64 = 10.0, flag "min-idle-shift-us" "US", Rule::NonNegative;
+        /// In a comparison of traces, more idle gaps over the gap threshold in the steady state than
+        /// the baseline's plus this fail (ATOM's count of 5).
+        MaxGapsIncrease max_gaps_increase: f64 = 5.0, flag "max-gaps-increase" "N", Rule::NonNegative;
+        /// Confidence level of the bootstrap intervals.
+        Confidence confidence: f64 = 0.95, flag none "", Rule::OpenUnit;
+        /// Bootstrap resamples per metric.
+        Resamples resamples: u32 = 2000, flag none "", Rule::Within(crate::compare::MIN_RESAMPLES as u64, crate::compare::MAX_RESAMPLES as u64);
+        /// Seed of the bootstrap: the same inputs always give the same interval.
+        Seed seed: u64 = 20261129, flag none "", Rule::Any;
     }
 }
 
-/// Caps on what reading one trace may cost (the `[input]` section): a key left out keeps the
-/// reader's default (`launchguard_trace::Limits::DEFAULT`, where each default is explained); a
-/// flag overrides the key. Byte sizes are in MiB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub struct InputConfig {
-    /// JSON text read from a stream (gzip, standard input), MiB (`--max-inflated-mib`).
-    pub max_inflated_mib: Option<u64>,
-    /// One event held whole while streaming, MiB (`--max-event-mib`).
-    pub max_event_mib: Option<u64>,
-    /// Events (`--max-events`).
-    pub max_events: Option<u64>,
-    /// Devices with GPU activity (`--max-devices`).
-    pub max_devices: Option<u64>,
-    /// Streams with GPU activity, (device, stream) pairs (`--max-streams`).
-    pub max_streams: Option<u64>,
-    /// Distinct names and labels (`--max-names`).
-    pub max_names: Option<u64>,
-    /// The `args` of launchguard's context event, MiB (`--max-context-mib`).
-    pub max_context_mib: Option<u64>,
+section! {
+    /// Caps on what reading one trace may cost (`[input]`); each default is explained at
+    /// `launchguard_trace::Limits::DEFAULT`. Past one, reading ends in an error that names it.
+    pub struct InputConfig, keys InputKey, in "input" {
+        /// Most JSON text read from a gzip file or standard input, in MiB.
+        MaxInflatedMib max_inflated_mib: u64 = Limits::DEFAULT.max_inflated_bytes >> 20, flag "max-inflated-mib" "MIB", Rule::AtLeast(1);
+        /// Largest single event held while streaming gzip or standard input, in MiB.
+        MaxEventMib max_event_mib: u64 = Limits::DEFAULT.max_event_bytes >> 20, flag "max-event-mib" "MIB", Rule::AtLeast(1);
+        /// Most events.
+        MaxEvents max_events: u64 = Limits::DEFAULT.max_events, flag "max-events" "N", Rule::AtLeast(1);
+        /// Most devices with GPU activity.
+        MaxDevices max_devices: u64 = Limits::DEFAULT.max_devices, flag "max-devices" "N", Rule::AtLeast(1);
+        /// Most streams with GPU activity, over all devices.
+        MaxStreams max_streams: u64 = Limits::DEFAULT.max_streams, flag "max-streams" "N", Rule::AtLeast(1);
+        /// Most distinct names and labels (kernels, spans, devices, streams, threads).
+        MaxNames max_names: u64 = Limits::DEFAULT.max_names, flag "max-names" "N", Rule::Within(1, Limits::MOST_NAMES);
+        /// Largest launchguard context event (the args check writes), in MiB.
+        MaxContextMib max_context_mib: u64 = Limits::DEFAULT.max_context_bytes >> 20, flag "max-context-mib" "MIB", Rule::AtLeast(1);
+    }
+}
+
+impl InputConfig {
+    /// The reader's caps, sizes from MiB to bytes.
+    pub fn limits(&self) -> Result<Limits, String> {
+        let bytes = |mib: u64, key: InputKey| {
+            mib.checked_mul(1 << 20).ok_or_else(|| {
+                format!("input.{} is too large (--{})", key.name(), key.flag().unwrap_or_default())
+            })
+        };
+        Ok(Limits {
+            max_inflated_bytes: bytes(self.max_inflated_mib, InputKey::MaxInflatedMib)?,
+            max_event_bytes: bytes(self.max_event_mib, InputKey::MaxEventMib)?,
+            max_events: self.max_events,
+            max_devices: self.max_devices,
+            max_streams: self.max_streams,
+            max_names: self.max_names,
+            max_context_bytes: bytes(self.max_context_mib, InputKey::MaxContextMib)?,
+        })
+    }
 }
 
 /// A configuration file is a few KB; one larger than this is not one (`/dev/zero`, a trace
@@ -249,14 +249,54 @@ impl Config {
     }
 }
 
-/// The configuration in force and which of its keys the user set (`section.key`, from the file
-/// or a flag). Everything is merged here once; every command reads its settings from one value.
+/// A key of the settings: section and name. A set of them says what the user set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    /// `[thresholds]`.
+    Thresholds(ThresholdKey),
+    /// `[check]`.
+    Check(CheckKey),
+    /// `[compare]`.
+    Compare(CompareKey),
+    /// `[input]`.
+    Input(InputKey),
+    /// `[linkage] forbid`.
+    LinkageForbid,
+}
+
+macro_rules! key_from {
+    ($($k:ident => $v:ident),*) => {$(
+        impl From<$k> for Key {
+            fn from(k: $k) -> Key {
+                Key::$v(k)
+            }
+        }
+    )*};
+}
+key_from!(ThresholdKey => Thresholds, CheckKey => Check, CompareKey => Compare, InputKey => Input);
+
+impl Key {
+    /// The key of `name` in `[section]` of the file.
+    fn of(section: &str, name: &str) -> Option<Key> {
+        match section {
+            Thresholds::NAME => Thresholds::key(name).map(Key::from),
+            CheckConfig::NAME => CheckConfig::key(name).map(Key::from),
+            CompareConfig::NAME => CompareConfig::key(name).map(Key::from),
+            InputConfig::NAME => InputConfig::key(name).map(Key::from),
+            "linkage" if name == "forbid" => Some(Key::LinkageForbid),
+            _ => None,
+        }
+    }
+}
+
+/// The configuration in force and which of its keys the user set (in the file or by a flag).
+/// Everything is merged here once; every command reads its settings from one value.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Settings {
     /// Defaults, then the file, then flags.
     pub config: Config,
-    /// Keys set by the user, as `thresholds.occupancy_fail`.
-    pub explicit: BTreeSet<String>,
+    /// Keys the user set.
+    set: BTreeSet<Key>,
 }
 
 impl Settings {
@@ -280,23 +320,116 @@ impl Settings {
     pub fn from_toml(text: &str) -> Result<Self, String> {
         let config = Config::from_toml(text)?;
         let table: toml::Table = toml::from_str(text).map_err(|e| e.message().replace('\n', " "))?;
-        let explicit = table
+        let set = table
             .iter()
             .flat_map(|(section, v)| {
-                v.as_table().into_iter().flat_map(move |t| t.keys().map(move |k| format!("{section}.{k}")))
+                v.as_table().into_iter().flat_map(move |t| t.keys().filter_map(move |k| Key::of(section, k)))
             })
             .collect();
-        Ok(Self { config, explicit })
+        Ok(Self { config, set })
     }
 
-    /// Whether the user set `key` (`section.key`).
-    pub fn is_explicit(&self, key: &str) -> bool {
-        self.explicit.contains(key)
+    /// Whether the user set `key`.
+    pub fn is_set(&self, key: impl Into<Key>) -> bool {
+        self.set.contains(&key.into())
     }
 
-    /// Records that a flag set `key`.
-    pub fn set_by_flag(&mut self, key: &str) {
-        self.explicit.insert(key.to_string());
+    /// Records that the user set `key` (a flag did).
+    pub fn mark_set(&mut self, key: impl Into<Key>) {
+        self.set.insert(key.into());
+    }
+
+    /// The flags given on the command line, over the file and the defaults.
+    pub fn apply<S: Section>(&mut self, flags: &Flags<S>)
+    where
+        Key: From<S::Key>,
+        Config: SectionOf<S>,
+    {
+        let section = self.config.section_mut();
+        for &key in &flags.set {
+            section.take(&flags.values, key);
+        }
+        for &key in &flags.set {
+            self.set.insert(key.into());
+        }
+    }
+
+    /// Refuses settings that cannot mean what they say, naming the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let c = &self.config;
+        c.thresholds.check_rules()?;
+        c.check.check_rules()?;
+        c.compare.check_rules()?;
+        c.input.check_rules()?;
+        let t = &c.thresholds;
+        if t.occupancy_warn < t.occupancy_fail {
+            return Err(format!(
+                "thresholds.occupancy_warn ({}) must not be below thresholds.occupancy_fail ({}): a value between them would fail without a warning first",
+                t.occupancy_warn, t.occupancy_fail
+            ));
+        }
+        c.input.limits()?;
+        launchguard_linkage::validate_forbid(&c.linkage.forbid).map_err(|e| e.to_string())
+    }
+}
+
+/// The flags of one section given on the command line: their values over the defaults, and
+/// which were given. Parsed by clap (feature `cli`) from the section's declaration.
+#[derive(Debug, Clone)]
+pub struct Flags<S: Section> {
+    /// The section's defaults with the flags given applied.
+    pub values: S,
+    /// The keys whose flag was given.
+    pub set: Vec<S::Key>,
+}
+
+impl<S: Section> Default for Flags<S> {
+    fn default() -> Self {
+        Flags { values: S::default(), set: Vec::new() }
+    }
+}
+
+/// The section `S` of a [`Config`].
+pub trait SectionOf<S> {
+    /// The section, to change.
+    fn section_mut(&mut self) -> &mut S;
+}
+
+macro_rules! section_of {
+    ($($t:ty => $field:ident),*) => {$(
+        impl SectionOf<$t> for Config {
+            fn section_mut(&mut self) -> &mut $t {
+                &mut self.$field
+            }
+        }
+    )*};
+}
+section_of!(Thresholds => thresholds, CheckConfig => check, CompareConfig => compare, InputConfig => input);
+
+#[cfg(feature = "cli")]
+mod cli {
+    use super::{Flags, Section};
+
+    impl<S: Section> clap::FromArgMatches for Flags<S> {
+        fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+            let (values, set) = S::from_matches(m);
+            Ok(Flags { values, set })
+        }
+
+        fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+            *self = Self::from_arg_matches(m)?;
+            Ok(())
+        }
+    }
+
+    impl<S: Section> clap::Args for Flags<S> {
+        fn augment_args(cmd: clap::Command) -> clap::Command {
+            cmd.args(S::args())
+        }
+
+        fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+            Self::augment_args(cmd)
+        }
     }
 }
 
@@ -321,8 +454,8 @@ mod tests {
     fn settings_remember_the_keys_a_file_sets() {
         let s =
             Settings::from_toml("[thresholds]\noccupancy_fail = 0.7\n[check]\npreset = \"tiny\"\n").unwrap();
-        assert!(s.is_explicit("thresholds.occupancy_fail") && s.is_explicit("check.preset"));
-        assert!(!s.is_explicit("thresholds.occupancy_warn"));
+        assert!(s.is_set(ThresholdKey::OccupancyFail) && s.is_set(CheckKey::Preset));
+        assert!(!s.is_set(ThresholdKey::OccupancyWarn));
         assert_eq!(s.config.thresholds.occupancy_warn, 0.90);
     }
 }

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod ranks;
 pub mod report;
 pub mod run;
+pub mod section;
 pub mod trace;
 pub mod verdict;
 
@@ -27,7 +28,7 @@ use launchguard_analysis::model_ranks::RanksAnalysis;
 pub use config::{Config, Settings};
 pub use limits::{Context, Limits, Scope};
 pub use report::{AnalysisReport, RankReport, RanksReport};
-pub use verdict::{Check, Status, Verdict};
+pub use verdict::{Check, CheckId, Status, Verdict};
 
 /// Judges one trace's figures.
 pub fn analysis(a: Analysis, settings: &Settings) -> AnalysisReport {

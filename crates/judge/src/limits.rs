@@ -9,7 +9,7 @@
 use launchguard_analysis::model::Analysis;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{LaunchStatistic, Settings, Thresholds};
+use crate::config::{LaunchStatistic, Settings, ThresholdKey, Thresholds};
 
 /// Kernels per replay of the ATOM reference graph on an H200 (h200-ground-truth.md); the launch
 /// limit of 150 µs was set for a graph of this size.
@@ -161,7 +161,7 @@ impl Limits {
         let configured = &settings.config.thresholds;
         let mut th = configured.clone();
         let mut adjustments = Vec::new();
-        let free = |key: &str| !settings.is_explicit(&format!("thresholds.{key}"));
+        let free = |key: ThresholdKey| !settings.is_set(key);
         let mut adjust = |key: &str, value: &mut f64, to: f64, why: String| {
             if *value != to {
                 adjustments.push(Adjustment { key: key.into(), configured: *value, effective: to, why });
@@ -169,7 +169,7 @@ impl Limits {
             }
         };
         if let Some(k) = ctx.kernels_per_replay.filter(|&k| k as f64 > REFERENCE_KERNELS) {
-            if free("launch_fail_us") {
+            if free(ThresholdKey::LaunchFailUs) {
                 let to = th.launch_fail_us * k as f64 / REFERENCE_KERNELS;
                 adjust(
                     "launch_fail_us",
@@ -184,7 +184,7 @@ impl Limits {
             }
         }
         if ctx.ranks > 1 {
-            if let (Some(gpu), true) = (ctx.gpu_us_per_replay, free("launch_fail_us")) {
+            if let (Some(gpu), true) = (ctx.gpu_us_per_replay, free(ThresholdKey::LaunchFailUs)) {
                 let to = th.launch_fail_us + gpu;
                 adjust(
                     "launch_fail_us",
@@ -197,7 +197,7 @@ impl Limits {
                     ),
                 );
             }
-            if free("occupancy_fail") {
+            if free(ThresholdKey::OccupancyFail) {
                 let to = TP_OCCUPANCY_FAIL.min(th.occupancy_fail);
                 adjust(
                     "occupancy_fail",
@@ -216,14 +216,14 @@ impl Limits {
                 "a replay of {gpu:.1} µs of GPU time is launch-bound under the profiler (below {SMALL_GRAPH_US:.0} µs): \
                  its profiled occupancy measures the profiler (healthy: 54–84%); the idle time before each replay judges it"
             );
-            if free("occupancy_fail") {
+            if free(ThresholdKey::OccupancyFail) {
                 adjust("occupancy_fail", &mut th.occupancy_fail, 0.0, why.clone());
             }
-            if free("occupancy_warn") {
+            if free(ThresholdKey::OccupancyWarn) {
                 adjust("occupancy_warn", &mut th.occupancy_warn, SMALL_GRAPH_OCCUPANCY_WARN, why);
             }
         }
-        if ctx.replays as f64 > REFERENCE_REPLAYS && free("max_gaps") {
+        if ctx.replays as f64 > REFERENCE_REPLAYS && free(ThresholdKey::MaxGaps) {
             let to = (th.max_gaps as f64 * ctx.replays as f64 / REFERENCE_REPLAYS).floor();
             let mut v = th.max_gaps as f64;
             adjust(
@@ -240,14 +240,17 @@ impl Limits {
         if th.launch_statistic == LaunchStatistic::Auto {
             th.launch_statistic = if ctx.ranks > 1 { LaunchStatistic::Median } else { LaunchStatistic::Mean };
         }
-        let any = |keys: &[&str]| keys.iter().any(|k| settings.is_explicit(&format!("thresholds.{k}")));
+        let any = |keys: &[ThresholdKey]| keys.iter().any(|&k| settings.is_set(k));
         Limits {
             context: ctx.clone(),
             thresholds: th,
             adjustments,
-            explicit_occupancy: any(&["occupancy_fail", "occupancy_warn"]),
-            explicit_gaps: any(&["max_gaps", "gap_us"]),
-            explicit_replay_idle: any(&["replay_idle_fail_us", "replay_idle_fail_fraction"]),
+            explicit_occupancy: any(&[ThresholdKey::OccupancyFail, ThresholdKey::OccupancyWarn]),
+            explicit_gaps: any(&[ThresholdKey::MaxGaps, ThresholdKey::GapUs]),
+            explicit_replay_idle: any(&[
+                ThresholdKey::ReplayIdleFailUs,
+                ThresholdKey::ReplayIdleFailFraction,
+            ]),
             headroom_fraction: settings.config.check.headroom_fraction,
         }
     }
@@ -332,8 +335,8 @@ mod tests {
     fn a_limit_the_user_set_is_never_adapted() {
         let mut s = Settings::default();
         s.config.thresholds.launch_fail_us = 150.0;
-        s.set_by_flag("thresholds.launch_fail_us");
-        s.set_by_flag("thresholds.occupancy_fail");
+        s.mark_set(ThresholdKey::LaunchFailUs);
+        s.mark_set(ThresholdKey::OccupancyFail);
         let l = Limits::new(&ctx(2, Some(274.0), Some(421), 100), &s);
         assert_eq!(l.thresholds.launch_fail_us, 150.0);
         assert_eq!(l.thresholds.occupancy_fail, 0.80);

@@ -9,7 +9,7 @@ use crate::config::Settings;
 use crate::limits::Limits;
 use crate::report::{AcrossReport, RankReport, RanksReport};
 use crate::trace::{occupancy_limits_text, occupancy_status};
-use crate::verdict::{Check, Status, Verdict};
+use crate::verdict::{Check, CheckId, Status, Verdict};
 
 /// Judges the ranks of one run.
 pub fn judge(r: RanksAnalysis, settings: &Settings) -> RanksReport {
@@ -22,7 +22,7 @@ pub fn judge(r: RanksAnalysis, settings: &Settings) -> RanksReport {
     let ids: Vec<u64> = ranks.iter().map(|k| k.rank).collect();
     let mut checks = vec![ranks_check(&ids, r.world_size), clock_check(&r.across.clocks)];
     if let Some(first) = ranks.first() {
-        let order: Vec<String> = first.checks.iter().map(|c| c.id.clone()).collect();
+        let order: Vec<CheckId> = first.checks.iter().map(|c| c.id.clone()).collect();
         checks.extend(order.iter().filter_map(|id| worst_check(&ranks, id)));
     }
     let every_rank_skips = ranks.iter().all(|k| k.verdict == Verdict::Skip);
@@ -85,7 +85,7 @@ fn rank_occupancy(f: &RankFigures, c: &Collectives, common: bool, l: &Limits) ->
             f.occupancy * 100.0
         ),
     };
-    let check = Check::new("occupancy", status, Some(value), Some(l.thresholds.occupancy_fail), msg);
+    let check = Check::new(CheckId::Occupancy, status, Some(value), Some(l.thresholds.occupancy_fail), msg);
     if status == Status::Pass {
         check
     } else {
@@ -132,7 +132,7 @@ fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
             let beyond: Vec<u64> = ranks.iter().copied().filter(|&r| r >= w).collect();
             if missing.is_empty() && beyond.is_empty() {
                 Check::new(
-                    "ranks",
+                    CheckId::Ranks,
                     Status::Pass,
                     Some(n as f64),
                     Some(w as f64),
@@ -147,7 +147,7 @@ fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
                     why.push(format!("rank {} beyond the world size", list(&beyond)));
                 }
                 Check::new(
-                    "ranks",
+                    CheckId::Ranks,
                     Status::Warn,
                     Some(n as f64),
                     Some(w as f64),
@@ -163,7 +163,7 @@ fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
             let status = if contiguous { Status::Pass } else { Status::Warn };
             let tail = if contiguous { "" } else { ": a rank in between is missing" };
             Check::new(
-                "ranks",
+                CheckId::Ranks,
                 status,
                 Some(n as f64),
                 None,
@@ -176,14 +176,14 @@ fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
 fn clock_check(c: &Clocks) -> Check {
     match c.aligned {
         None => Check::new(
-            "clock_alignment",
+            CheckId::ClockAlignment,
             Status::Skip,
             None,
             None,
             "no collective matched across ranks: one clock assumed (traces from one host share it)",
         ),
         Some(true) => Check::new(
-            "clock_alignment",
+            CheckId::ClockAlignment,
             Status::Pass,
             c.min_overlap_us,
             Some(-c.tolerance_us),
@@ -194,7 +194,7 @@ fn clock_check(c: &Clocks) -> Check {
             ),
         ),
         Some(false) => Check::new(
-            "clock_alignment",
+            CheckId::ClockAlignment,
             Status::Warn,
             c.min_overlap_us,
             Some(-c.tolerance_us),
@@ -212,17 +212,17 @@ fn clock_check(c: &Clocks) -> Check {
 /// The check `id` at the rank where it is worst: worst status, then the lowest value for
 /// occupancy and the highest for the others, then the lowest rank. Its message names the rank
 /// that decided and the ranks the check covers.
-fn worst_check(ranks: &[RankReport], id: &str) -> Option<Check> {
+fn worst_check(ranks: &[RankReport], id: &CheckId) -> Option<Check> {
     let value = |c: &Check| c.value.as_f64().unwrap_or(f64::NAN);
     let mut best: Option<(&RankReport, &Check)> = None;
     let mut covered = Vec::new();
     for r in ranks {
-        let Some(c) = r.checks.iter().find(|c| c.id == id) else { continue };
+        let Some(c) = r.checks.iter().find(|c| c.id == *id) else { continue };
         covered.push(r.rank);
         let worse = match best {
             None => true,
             Some((_, b)) if c.status != b.status => c.status > b.status,
-            Some((_, b)) if id == "occupancy" => value(c) < value(b),
+            Some((_, b)) if *id == CheckId::Occupancy => value(c) < value(b),
             Some((_, b)) => value(c) > value(b),
         };
         if worse {

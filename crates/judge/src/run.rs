@@ -10,7 +10,7 @@ use launchguard_analysis::Analysis;
 use launchguard_linkage::{forbidden, LinkageReport};
 
 use crate::config::CheckConfig;
-use crate::verdict::{Check, Status};
+use crate::verdict::{Check, CheckId, Status};
 
 /// Host p50 of a phase, if measured.
 pub fn host_p50(phases: &BTreeMap<String, PhaseReport>, phase: &str) -> Option<f64> {
@@ -32,14 +32,22 @@ pub(crate) fn checks(
 ) -> (Vec<Check>, Vec<Check>) {
     let linkage = match (&ctx.linkage, &ctx.linkage_problem) {
         (None, Some(why)) => {
-            Check::new("linkage", Status::Skip, None, None, format!("linkage not inspected: {why}"))
+            Check::new(CheckId::Linkage, Status::Skip, None, None, format!("linkage not inspected: {why}"))
         }
         (report, _) => linkage(report.as_ref(), forbid),
     };
     let before = vec![
         linkage,
         ctx.inventory.as_ref().map_or_else(
-            || Check::new("interception_layers", Status::Skip, None, None, "no inventory of the process"),
+            || {
+                Check::new(
+                    CheckId::InterceptionLayers,
+                    Status::Skip,
+                    None,
+                    None,
+                    "no inventory of the process",
+                )
+            },
             interception_layers,
         ),
     ];
@@ -56,17 +64,25 @@ pub(crate) fn checks(
 /// `linkage.forbid` says so.
 pub fn linkage(report: Option<&serde_json::Value>, forbid: &[String]) -> Check {
     let Some(value) = report else {
-        return Check::new("linkage", Status::Skip, None, None, "linkage not inspected");
+        return Check::new(CheckId::Linkage, Status::Skip, None, None, "linkage not inspected");
     };
     let report: LinkageReport = match serde_json::from_value(value.clone()) {
         Ok(r) => r,
         Err(e) => {
-            return Check::new("linkage", Status::Skip, None, None, format!("unreadable linkage report: {e}"))
+            return Check::new(
+                CheckId::Linkage,
+                Status::Skip,
+                None,
+                None,
+                format!("unreadable linkage report: {e}"),
+            )
         }
     };
     let violations = match forbidden(&report, forbid) {
         Ok(v) => v,
-        Err(e) => return Check::new("linkage", Status::Fail, None, None, format!("linkage.forbid: {e}")),
+        Err(e) => {
+            return Check::new(CheckId::Linkage, Status::Fail, None, None, format!("linkage.forbid: {e}"))
+        }
     };
     let chain = report
         .profiler_libraries
@@ -87,7 +103,7 @@ pub fn linkage(report: Option<&serde_json::Value>, forbid: &[String]) -> Check {
     } else {
         (Status::Fail, format!("{msg}; forbidden by linkage.forbid: {}", violations.join("; ")))
     };
-    let mut c = Check::new("linkage", status, None, None, msg);
+    let mut c = Check::new(CheckId::Linkage, status, None, None, msg);
     c.value = serde_json::json!(report.profiler_backend.as_str());
     if !forbid.is_empty() {
         c.limit = serde_json::json!(forbid);
@@ -106,7 +122,13 @@ pub const TEARDOWN_HINT: &str =
 /// starves the GPU.
 pub fn launch_headroom(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig, label: &str) -> Check {
     let (Some(host), Some(gpu)) = (host_p50(phases, "before"), gpu_per_replay(phases, "before")) else {
-        return Check::new("launch_headroom", Status::Skip, None, None, "no unprofiled replays measured");
+        return Check::new(
+            CheckId::LaunchHeadroom,
+            Status::Skip,
+            None,
+            None,
+            "no unprofiled replays measured",
+        );
     };
     let limit = (cfg.headroom_fraction * gpu).min(cfg.headroom_abs_us);
     let status = if host >= limit { Status::Fail } else { Status::Pass };
@@ -117,7 +139,7 @@ pub fn launch_headroom(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig
         100.0 * cfg.headroom_fraction,
         cfg.headroom_abs_us
     );
-    let check = Check::new("launch_headroom", status, Some(host), Some(limit), msg);
+    let check = Check::new(CheckId::LaunchHeadroom, status, Some(host), Some(limit), msg);
     if status == Status::Fail {
         check.with_hint(
             "each graph launch costs the host too much before any profiler ran: look for interception layers \
@@ -141,7 +163,7 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
     let (Some(steady), Some(gpu)) =
         (before.and_then(|p| p.steady_host_p50_us), before.and_then(|p| p.gpu_us_per_replay))
     else {
-        return Check::new("run_ahead", Status::Skip, None, None, "no back-to-back replays measured");
+        return Check::new(CheckId::RunAhead, Status::Skip, None, None, "no back-to-back replays measured");
     };
     let fraction = steady / gpu;
     if fraction >= BLOCKED_FRACTION {
@@ -151,7 +173,7 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
             "replay() blocks until the GPU is done although nothing else runs: something synchronizes on each launch"
         };
         Check::new(
-            "run_ahead",
+            CheckId::RunAhead,
             Status::Warn,
             Some(fraction),
             Some(BLOCKED_FRACTION),
@@ -160,7 +182,7 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
         .with_hint("any host work per decode step now adds to the step time; launch from a thread that does nothing else")
     } else {
         Check::new(
-            "run_ahead",
+            CheckId::RunAhead,
             Status::Pass,
             Some(fraction),
             Some(BLOCKED_FRACTION),
@@ -175,7 +197,7 @@ pub fn run_ahead(phases: &BTreeMap<String, PhaseReport>, tp: u32, label: &str) -
 pub fn residual_overhead(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig, label: &str) -> Check {
     let (Some(before), Some(after)) = (host_p50(phases, "before"), host_p50(phases, "after")) else {
         return Check::new(
-            "residual_overhead",
+            CheckId::ResidualOverhead,
             Status::Skip,
             None,
             None,
@@ -209,7 +231,8 @@ pub fn residual_overhead(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConf
             100.0 * BLOCKED_FRACTION
         )
     };
-    let check = Check::new("residual_overhead", status, Some(ratio), Some(cfg.residual_warn_ratio), msg);
+    let check =
+        Check::new(CheckId::ResidualOverhead, status, Some(ratio), Some(cfg.residual_warn_ratio), msg);
     if status >= Status::Warn {
         check.with_hint(TEARDOWN_HINT)
     } else {
@@ -222,7 +245,7 @@ pub fn trace_sanity(analysis: &Analysis, expected_replays: u32) -> Check {
     let s = &analysis.replay_summary;
     let gpu: u64 = analysis.devices.iter().map(|d| d.figures.activities).sum();
     let fail = |msg: String| {
-        Check::new("trace_sanity", Status::Fail, Some(s.count as f64), Some(expected_replays as f64), msg).with_hint(
+        Check::new(CheckId::TraceSanity, Status::Fail, Some(s.count as f64), Some(expected_replays as f64), msg).with_hint(
             "the profiler lost events: its figures cannot be trusted; check TEARDOWN_CUPTI / KINETO_* settings and \
              whether another profiler holds the GPU",
         )
@@ -246,7 +269,7 @@ pub fn trace_sanity(analysis: &Analysis, expected_replays: u32) -> Check {
         ));
     }
     Check::new(
-        "trace_sanity",
+        CheckId::TraceSanity,
         Status::Pass,
         Some(s.count as f64),
         Some(expected_replays as f64),
@@ -290,7 +313,7 @@ pub fn interception_layers(inv: &Inventory) -> Check {
         parts.push(format!("injected by the environment: {}", injected.join(", ")));
     }
     let status = if injected.is_empty() { Status::Pass } else { Status::Warn };
-    let mut c = Check::new("interception_layers", status, None, None, parts.join("; "));
+    let mut c = Check::new(CheckId::InterceptionLayers, status, None, None, parts.join("; "));
     c.value = serde_json::json!(before.len() + after.len() + injected.len());
     if status == Status::Warn {
         c.with_hint("a tool injected into every process adds to each launch; compare with a run without it")

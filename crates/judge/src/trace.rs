@@ -5,7 +5,7 @@ use launchguard_analysis::units::human_us;
 
 use crate::config::LaunchStatistic;
 use crate::limits::{Limits, Scope};
-use crate::verdict::{Check, Status};
+use crate::verdict::{Check, CheckId, Status};
 
 /// The trace checks of an analysis, in report order. With `check`'s context the strict
 /// `trace_sanity` replaces `replay_consistency` (see [`crate::run`]).
@@ -16,7 +16,7 @@ pub(crate) fn checks(
 ) -> Vec<Check> {
     let mut out = vec![gpu_activity(a)];
     if a.devices.is_empty() {
-        for id in ["occupancy", "gaps"] {
+        for id in [CheckId::Occupancy, CheckId::Gaps] {
             out.push(Check::new(id, Status::Skip, None, None, "no GPU activity to measure"));
         }
     } else {
@@ -56,7 +56,7 @@ fn gpu_activity(a: &Analysis) -> Check {
     let n: u64 = a.devices.iter().map(|d| d.figures.activities).sum();
     if n == 0 {
         return Check::new(
-            "gpu_activity",
+            CheckId::GpuActivity,
             Status::Fail,
             Some(0.0),
             None,
@@ -68,7 +68,7 @@ fn gpu_activity(a: &Analysis) -> Check {
         );
     }
     Check::new(
-        "gpu_activity",
+        CheckId::GpuActivity,
         Status::Pass,
         Some(n as f64),
         None,
@@ -120,7 +120,7 @@ pub(crate) fn occupancy_limits_text(l: &Limits) -> String {
 fn occupancy(d: &Device, f: &Figures, replays: &ReplaySummary, l: &Limits) -> Check {
     if let Some(why) = out_of_scope(l, "occupancy") {
         if !l.explicit_occupancy {
-            return Check::new("occupancy", Status::Skip, Some(f.occupancy), None, why);
+            return Check::new(CheckId::Occupancy, Status::Skip, Some(f.occupancy), None, why);
         }
     }
     let occ = f.occupancy;
@@ -135,7 +135,7 @@ fn occupancy(d: &Device, f: &Figures, replays: &ReplaySummary, l: &Limits) -> Ch
         _ => format!("a {} window", human_us(f.window_us)),
     };
     let msg = format!("GPU {} busy {:.1}% of {window} ({})", d.device, occ * 100.0, occupancy_limits_text(l));
-    let check = Check::new("occupancy", status, Some(occ), Some(l.thresholds.occupancy_fail), msg);
+    let check = Check::new(CheckId::Occupancy, status, Some(occ), Some(l.thresholds.occupancy_fail), msg);
     if status == Status::Pass {
         check
     } else {
@@ -173,7 +173,7 @@ fn gaps(d: &Device, f: &Figures, l: &Limits, by_profiler: Option<ProfilerBound>)
     let g = &f.gaps;
     if let Some(why) = out_of_scope(l, "the gap count") {
         if !l.explicit_gaps {
-            return Check::new("gaps", Status::Skip, Some(g.over_threshold as f64), None, why);
+            return Check::new(CheckId::Gaps, Status::Skip, Some(g.over_threshold as f64), None, why);
         }
     }
     let status = if g.over_threshold > th.max_gaps { Status::Fail } else { Status::Pass };
@@ -186,7 +186,8 @@ fn gaps(d: &Device, f: &Figures, l: &Limits, by_profiler: Option<ProfilerBound>)
         human_us(g.max_us),
         th.max_gaps
     );
-    let check = Check::new("gaps", status, Some(g.over_threshold as f64), Some(th.max_gaps as f64), msg);
+    let check =
+        Check::new(CheckId::Gaps, status, Some(g.over_threshold as f64), Some(th.max_gaps as f64), msg);
     match by_profiler {
         Some(p) if status == Status::Fail => p.soften(check),
         _ => check,
@@ -197,7 +198,7 @@ fn graph_launch(a: &Analysis, l: &Limits) -> Check {
     let th = &l.thresholds;
     let gl = &a.graph_launches;
     if gl.count == 0 {
-        return Check::new("graph_launch", Status::Skip, None, Some(th.launch_fail_us), no_launch(a));
+        return Check::new(CheckId::GraphLaunch, Status::Skip, None, Some(th.launch_fail_us), no_launch(a));
     }
     let (name, value) = match th.launch_statistic {
         LaunchStatistic::Median => ("median", gl.p50_us),
@@ -224,7 +225,7 @@ fn graph_launch(a: &Analysis, l: &Limits) -> Check {
         gl.max_us.unwrap_or(0.0),
         th.launch_fail_us
     );
-    let check = Check::new("graph_launch", status, Some(value), Some(th.launch_fail_us), msg);
+    let check = Check::new(CheckId::GraphLaunch, status, Some(value), Some(th.launch_fail_us), msg);
     if status == Status::Fail {
         check.with_hint(
             "every graph launch costs the host too much inside the launch call: look for an interception layer \
@@ -242,12 +243,12 @@ fn replay_idle(a: &Analysis, l: &Limits) -> Check {
     let r = &a.replay_summary;
     if let Some(why) = out_of_scope(l, "the idle time before replays") {
         if !l.explicit_replay_idle {
-            return Check::new("replay_idle", Status::Skip, r.steady_idle_before_p50_us, None, why);
+            return Check::new(CheckId::ReplayIdle, Status::Skip, r.steady_idle_before_p50_us, None, why);
         }
     }
     let Some(idle) = r.steady_idle_before_p50_us else {
         return Check::new(
-            "replay_idle",
+            CheckId::ReplayIdle,
             Status::Skip,
             None,
             None,
@@ -267,10 +268,10 @@ fn replay_idle(a: &Analysis, l: &Limits) -> Check {
     );
     if status == Status::Fail {
         if let Some(p) = profiler_bound(a, l) {
-            return p.soften(Check::new("replay_idle", status, Some(idle), Some(limit), msg));
+            return p.soften(Check::new(CheckId::ReplayIdle, status, Some(idle), Some(limit), msg));
         }
     }
-    let check = Check::new("replay_idle", status, Some(idle), Some(limit), msg);
+    let check = Check::new(CheckId::ReplayIdle, status, Some(idle), Some(limit), msg);
     if status == Status::Fail {
         check.with_hint(
             "the host launches each replay after the GPU ran dry: per-launch overhead (an interception layer, a \
@@ -339,11 +340,11 @@ fn no_launch(a: &Analysis) -> String {
 fn replay_consistency(a: &Analysis) -> Check {
     let s = &a.replay_summary;
     if s.count == 0 {
-        return Check::new("replay_consistency", Status::Skip, None, None, no_launch(a));
+        return Check::new(CheckId::ReplayConsistency, Status::Skip, None, None, no_launch(a));
     }
     if s.without_kernels == s.count {
         return Check::new(
-            "replay_consistency",
+            CheckId::ReplayConsistency,
             Status::Warn,
             Some(0.0),
             None,
@@ -358,7 +359,7 @@ fn replay_consistency(a: &Analysis) -> Check {
         } else {
             format!("all {} replays ran {mode} GPU activities", s.count)
         };
-        return Check::new("replay_consistency", Status::Pass, Some(mode as f64), None, msg);
+        return Check::new(CheckId::ReplayConsistency, Status::Pass, Some(mode as f64), None, msg);
     }
     // Several graphs (serving stacks capture one per batch size) each recur; a graph seen once
     // is more likely a replay that lost events. Graphs are told apart by their kernels' names
@@ -376,7 +377,7 @@ fn replay_consistency(a: &Analysis) -> Check {
             list.push(format!("{more} more"));
         }
         return Check::new(
-            "replay_consistency",
+            CheckId::ReplayConsistency,
             Status::Pass,
             Some(graphs.len() as f64),
             None,
@@ -389,7 +390,7 @@ fn replay_consistency(a: &Analysis) -> Check {
         );
     }
     Check::new(
-        "replay_consistency",
+        CheckId::ReplayConsistency,
         Status::Warn,
         Some(bad as f64),
         Some(0.0),
@@ -403,14 +404,14 @@ fn replay_consistency(a: &Analysis) -> Check {
 fn trace_complete(a: &Analysis) -> Check {
     match &a.source.truncation {
         Some(why) => Check::new(
-            "trace_complete",
+            CheckId::TraceComplete,
             Status::Warn,
             Some(a.source.events as f64),
             None,
             format!("truncated trace: {} complete events analyzed; {why}", a.source.events),
         ),
         None => Check::new(
-            "trace_complete",
+            CheckId::TraceComplete,
             Status::Pass,
             Some(a.source.events as f64),
             None,
@@ -485,7 +486,7 @@ mod tests {
     fn statuses(c: &Case) -> Vec<(String, Status)> {
         let a = figures(c);
         let l = Limits::new(&Context::of(&a, 1), &Settings::default());
-        checks(&a, &l, None).into_iter().map(|k| (k.id, k.status)).collect()
+        checks(&a, &l, None).into_iter().map(|k| (k.id.to_string(), k.status)).collect()
     }
 
     fn status_of(list: &[(String, Status)], id: &str) -> Status {
@@ -648,12 +649,12 @@ mod tests {
         assert_eq!(report.verdict, crate::Verdict::Skip);
         assert!(report.reason.unwrap().starts_with("no graph replay in the trace"));
         let mut s = Settings::default();
-        s.set_by_flag("thresholds.occupancy_fail");
+        s.mark_set(crate::config::ThresholdKey::OccupancyFail);
         let report = crate::analysis(figures(&case), &s);
         assert_eq!(report.verdict, crate::Verdict::Fail);
         assert_eq!(
             status_of(
-                &report.checks.iter().map(|c| (c.id.clone(), c.status)).collect::<Vec<_>>(),
+                &report.checks.iter().map(|c| (c.id.to_string(), c.status)).collect::<Vec<_>>(),
                 "occupancy"
             ),
             Status::Fail

@@ -28,11 +28,112 @@ impl Status {
     }
 }
 
+/// Which check: the stable identifier a check keeps in every document (`occupancy`, `gaps`,
+/// `graph_launch`, …; `compare.<metric>` for a comparison's). Matched by value, never by text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CheckId {
+    /// Whether the trace has GPU activity to measure.
+    GpuActivity,
+    /// Busy fraction of the GPU.
+    Occupancy,
+    /// Idle gaps over the threshold.
+    Gaps,
+    /// Graph-launch duration.
+    GraphLaunch,
+    /// GPU idle before each replay.
+    ReplayIdle,
+    /// Whether every replay ran the same GPU work.
+    ReplayConsistency,
+    /// Whether the trace was read whole.
+    TraceComplete,
+    /// Whether `check`'s own trace recorded what it ran.
+    TraceSanity,
+    /// The profiler backend PyTorch links.
+    Linkage,
+    /// Libraries that intercept launches.
+    InterceptionLayers,
+    /// Host cost of a replay before any profiler, against the GPU's time.
+    LaunchHeadroom,
+    /// Whether the host can queue replays ahead of the GPU.
+    RunAhead,
+    /// Host cost left behind by a profiler session.
+    ResidualOverhead,
+    /// Which ranks a multi-rank run holds.
+    Ranks,
+    /// Whether the ranks' clocks agree.
+    ClockAlignment,
+    /// Whether a comparison's runs are comparable.
+    CompareBaseline,
+    /// One metric of a comparison (`compare.<metric>`).
+    Compare(String),
+    /// An id this version does not know (a document written by a later one).
+    Other(String),
+}
+
+impl CheckId {
+    const NAMED: [(CheckId, &'static str); 16] = [
+        (CheckId::GpuActivity, "gpu_activity"),
+        (CheckId::Occupancy, "occupancy"),
+        (CheckId::Gaps, "gaps"),
+        (CheckId::GraphLaunch, "graph_launch"),
+        (CheckId::ReplayIdle, "replay_idle"),
+        (CheckId::ReplayConsistency, "replay_consistency"),
+        (CheckId::TraceComplete, "trace_complete"),
+        (CheckId::TraceSanity, "trace_sanity"),
+        (CheckId::Linkage, "linkage"),
+        (CheckId::InterceptionLayers, "interception_layers"),
+        (CheckId::LaunchHeadroom, "launch_headroom"),
+        (CheckId::RunAhead, "run_ahead"),
+        (CheckId::ResidualOverhead, "residual_overhead"),
+        (CheckId::Ranks, "ranks"),
+        (CheckId::ClockAlignment, "clock_alignment"),
+        (CheckId::CompareBaseline, "compare.baseline"),
+    ];
+
+    /// The id as documents write it.
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            CheckId::Compare(metric) => format!("compare.{metric}").into(),
+            CheckId::Other(id) => id.as_str().into(),
+            named => Self::NAMED.iter().find(|(id, _)| id == named).map_or("", |(_, s)| s).into(),
+        }
+    }
+
+    /// The id of `text`.
+    pub fn parse(text: &str) -> CheckId {
+        if let Some((id, _)) = Self::NAMED.iter().find(|(_, s)| *s == text) {
+            return id.clone();
+        }
+        match text.strip_prefix("compare.") {
+            Some(metric) => CheckId::Compare(metric.to_string()),
+            None => CheckId::Other(text.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for CheckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&self.as_str())
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| CheckId::parse(&s))
+    }
+}
+
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// Stable identifier (`occupancy`, `gaps`, `graph_launch`, …).
-    pub id: String,
+    /// Stable identifier.
+    pub id: CheckId,
     /// Outcome.
     pub status: Status,
     /// The measured value (a number, or a string such as a backend name; null when none).
@@ -49,7 +150,7 @@ pub struct Check {
 impl Check {
     /// A check with a numeric value and limit.
     pub fn new(
-        id: &str,
+        id: CheckId,
         status: Status,
         value: Option<f64>,
         limit: Option<f64>,
@@ -58,14 +159,7 @@ impl Check {
         let num = |v: Option<f64>| {
             v.filter(|x| x.is_finite()).map_or(serde_json::Value::Null, |x| serde_json::json!(x))
         };
-        Self {
-            id: id.to_string(),
-            status,
-            value: num(value),
-            limit: num(limit),
-            message: message.into(),
-            hint: None,
-        }
+        Self { id, status, value: num(value), limit: num(limit), message: message.into(), hint: None }
     }
 
     /// Adds a hint.
@@ -116,5 +210,41 @@ impl Verdict {
             Verdict::Fail => "fail",
             Verdict::Skip => "skip",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_ids_read_back_as_written() {
+        // The ids of launchguard.analysis/1 and launchguard.check/1 as documents hold them.
+        let written = [
+            "gpu_activity",
+            "occupancy",
+            "gaps",
+            "graph_launch",
+            "replay_idle",
+            "replay_consistency",
+            "trace_complete",
+            "trace_sanity",
+            "linkage",
+            "interception_layers",
+            "launch_headroom",
+            "run_ahead",
+            "residual_overhead",
+            "ranks",
+            "clock_alignment",
+            "compare.baseline",
+            "compare.host_before",
+            "a_check_of_a_later_version",
+        ];
+        for text in written {
+            let id: CheckId = serde_json::from_value(serde_json::json!(text)).unwrap();
+            assert_eq!(serde_json::to_value(&id).unwrap(), serde_json::json!(text));
+            assert!(!matches!(id, CheckId::Other(_)) || text == "a_check_of_a_later_version", "{text}");
+        }
+        assert_eq!(CheckId::parse("compare.gpu_after"), CheckId::Compare("gpu_after".into()));
     }
 }

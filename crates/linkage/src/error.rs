@@ -70,6 +70,12 @@ pub enum LinkageError {
         /// The command-line flag that raises the cap (`--max-libraries N`).
         flag: &'static str,
     },
+    /// A `--platform` that no kernel or glibc could set.
+    #[error("--platform {platform:?}: a platform is one non-empty path component (haswell, x86_64, power9)")]
+    BadPlatform {
+        /// The value given.
+        platform: String,
+    },
     /// A `linkage.forbid` entry that names no backend.
     #[error("linkage.forbid entry {entry:?}: {reason}")]
     BadForbid {

@@ -48,7 +48,12 @@ pub fn resolve(input: &[u8]) -> Result<String, String> {
         Some(path) => Target::Path(PathBuf::from(path)),
         None => Target::Python("python3".into()),
     };
-    let opts = Options { root: Some(dir.0.clone()), ld_library_path: Some(String::new()), limits: LIMITS };
+    let opts = Options {
+        root: Some(dir.0.clone()),
+        ld_library_path: Some(String::new()),
+        limits: LIMITS,
+        ..Default::default()
+    };
     match inspect(&target, &opts) {
         Ok(report) => serde_json::to_string(&report).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),

@@ -3,7 +3,11 @@
 //!
 //! Formats: the current one (`glibc-ld.so.cache1.1`, glibc ≥ 2.32 writes only this) and the
 //! compat one (`ld.so-1.7.0` entries followed by the new table, written before 2.32). String
-//! offsets of the new table count from the new table's header.
+//! offsets of the new table count from the new table's header; those of the extension
+//! directory (glibc ≥ 2.33: the glibc-hwcaps subdirectory names) from the file's start.
+//!
+//! Entries of libraries in hwcap subdirectories carry bits in their `hwcap` field; which of them
+//! count depends on the glibc and the CPU ([`CacheRules`], from [`crate::hwcaps`]).
 
 /// `FLAG_ELF_LIBC6` in the low byte: a glibc ELF library.
 const FLAG_ELF_LIBC6: i32 = 0x0003;
@@ -17,11 +21,22 @@ const NEW_HEADER: usize = 48;
 const NEW_ENTRY: usize = 24;
 const OLD_HEADER: usize = 16;
 const OLD_ENTRY: usize = 12;
+/// `cache_extension_magic`, `(uint32_t) -358342284`.
+const EXTENSION_MAGIC: u32 = 0xeaa4_2174;
+/// `cache_extension_tag_glibc_hwcaps`.
+const TAG_GLIBC_HWCAPS: u32 = 1;
+/// `DL_CACHE_HWCAP_EXTENSION`: the low 32 bits index the glibc-hwcaps names.
+const HWCAP_EXTENSION: u64 = 1 << 62;
+/// `DL_CACHE_HWCAP_ISA_LEVEL_MASK`, in the upper 32 bits.
+const ISA_LEVEL_MASK: u64 = (1 << 10) - 1;
 
 use std::cell::RefCell;
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::rc::Rc;
+
+use crate::hwcaps::CacheRules;
 
 /// NAME_MAX: a key longer than this names no file, so it can never be what a DT_NEEDED name
 /// finds (the loader would still compare it; it could not open the result under that name).
@@ -53,14 +68,20 @@ struct RawEntry {
     hwcap: u64,
 }
 
-/// A normalized name and the flags wanted.
-type MemoKey = (Vec<u8>, Option<i32>);
+/// A normalized name, the flags wanted and the hash of the hwcap rules.
+type MemoKey = (Vec<u8>, Option<i32>, u64);
 
 /// A parsed cache, entries in file order (sorted by ldconfig; equal keys keep its preference).
 #[derive(Debug, Default)]
 pub struct LdCache {
     bytes: Vec<u8>,
     entries: Vec<RawEntry>,
+    /// The entries are the new format's, with hwcap fields.
+    new_format: bool,
+    /// The glibc-hwcaps section: file offsets of the subdirectory names, sorted by name.
+    hwcaps_names: Vec<u32>,
+    /// Per hash of the hwcap rules: the priority of each glibc-hwcaps name (0: not usable).
+    priorities: RefCell<HashMap<u64, Rc<Vec<u32>>>>,
     /// `(hash of the normalized key, entry index)`, sorted: equal keys are neighbours, in file
     /// order. The hasher's keys are random, so a crafted cache cannot make its keys collide.
     index: Vec<(u64, u32)>,
@@ -73,15 +94,15 @@ pub struct LdCache {
 impl LdCache {
     /// Parses the cache file's bytes; the error is one line naming what is wrong.
     pub fn parse(bytes: Vec<u8>) -> Result<LdCache, String> {
-        let raw = if bytes.starts_with(MAGIC_NEW) {
-            parse_new(&bytes, 0)?
+        let ((raw, hwcaps_names), new_format) = if bytes.starts_with(MAGIC_NEW) {
+            (parse_new(&bytes, 0)?, true)
         } else if bytes.starts_with(MAGIC_OLD) {
             let nlibs = u32_at(&bytes, 12, true).ok_or("truncated header")? as usize;
             let new_at = align8(OLD_HEADER.saturating_add(nlibs.saturating_mul(OLD_ENTRY)));
             if bytes.len() > new_at && bytes[new_at..].starts_with(MAGIC_NEW) {
-                parse_new(&bytes, new_at)?
+                (parse_new(&bytes, new_at)?, true)
             } else {
-                parse_old(&bytes, nlibs)?
+                ((parse_old(&bytes, nlibs)?, Vec::new()), false)
             }
         } else {
             return Err("not an ld.so.cache (unknown magic)".into());
@@ -95,7 +116,16 @@ impl LdCache {
             }
         }
         index.sort_unstable();
-        Ok(LdCache { bytes, entries: raw, index, hasher, memo: RefCell::default() })
+        Ok(LdCache {
+            bytes,
+            entries: raw,
+            new_format,
+            hwcaps_names,
+            priorities: RefCell::default(),
+            index,
+            hasher,
+            memo: RefCell::default(),
+        })
     }
 
     /// How many entries the cache has.
@@ -123,32 +153,131 @@ impl LdCache {
         })
     }
 
-    /// What ld.so's `_dl_load_cache_lookup` returns for `name`: the first entry whose key equals
-    /// it (compared as glibc does, numbers by value), whose flags suit `want_flags` (`None`: any
-    /// ELF entry) and that is not an hwcap-subdirectory variant (those need the CPU's feature
-    /// level, which this program does not ask the CPU for; see the crate docs).
-    pub fn lookup(&self, name: &str, want_flags: Option<i32>) -> Option<CacheEntry> {
+    /// What ld.so's `_dl_load_cache_lookup` returns for `name`: among the entries whose key
+    /// equals it (compared as glibc does, numbers by value) and whose flags suit `want_flags`
+    /// (`None`: any ELF entry), in file order, glibc's `search_cache` choice under `rules`:
+    /// the usable glibc-hwcaps entry of the best priority (ldconfig lists them first), else the
+    /// first other entry whose legacy hwcap bits the CPU and glibc allow.
+    pub fn lookup(&self, name: &str, want_flags: Option<i32>, rules: &CacheRules) -> Option<CacheEntry> {
         let name = name.as_bytes();
         if name.len() > MAX_KEY {
             return None;
         }
-        let memo_key = (normalized(name).collect::<Vec<u8>>(), want_flags);
+        let rules_hash = self.hasher.hash_one(rules);
+        let memo_key = (normalized(name).collect::<Vec<u8>>(), want_flags, rules_hash);
         if let Some(hit) = self.memo.borrow().get(&memo_key) {
             return hit.and_then(|i| self.entry(i as usize));
         }
         let h = hash_normalized(&self.hasher, name);
         let first = self.index.partition_point(|&(eh, _)| eh < h);
-        let hit = self.index[first..].iter().take_while(|&&(eh, _)| eh == h).map(|&(_, i)| i).find(|&i| {
-            let e = &self.entries[i as usize];
-            e.hwcap == 0
-                && e.key.and_then(|k| cstr_at(&self.bytes, k, MAX_KEY)).is_some_and(|k| libcmp_eq(k, name))
-                && match want_flags {
-                    Some(f) => e.flags == f || (f == FLAG_ELF_LIBC6 && e.flags == FLAG_ELF),
-                    None => matches!(e.flags & FLAG_TYPE_MASK, FLAG_ELF | FLAG_ELF_LIBC6),
-                }
-        });
+        let candidates =
+            self.index[first..].iter().take_while(|&&(eh, _)| eh == h).map(|&(_, i)| i).filter(|&i| {
+                let e = &self.entries[i as usize];
+                e.key.and_then(|k| cstr_at(&self.bytes, k, MAX_KEY)).is_some_and(|k| libcmp_eq(k, name))
+                    && match want_flags {
+                        Some(f) => e.flags == f || (f == FLAG_ELF_LIBC6 && e.flags == FLAG_ELF),
+                        None => matches!(e.flags & FLAG_TYPE_MASK, FLAG_ELF | FLAG_ELF_LIBC6),
+                    }
+            });
+        let hit = self.choose(candidates, rules, rules_hash);
         self.memo.borrow_mut().insert(memo_key, hit);
         hit.and_then(|i| self.entry(i as usize))
+    }
+
+    /// The loop of glibc's `search_cache` over the suitable entries of one name.
+    fn choose(
+        &self,
+        candidates: impl Iterator<Item = u32>,
+        rules: &CacheRules,
+        rules_hash: u64,
+    ) -> Option<u32> {
+        let mut best = None;
+        let mut best_priority = 0;
+        for i in candidates {
+            if !self.new_format {
+                return Some(i);
+            }
+            let hwcap = self.entries[i as usize].hwcap;
+            let named = (hwcap >> 32) & !ISA_LEVEL_MASK == HWCAP_EXTENSION >> 32;
+            if named {
+                // Older loaders do not know the bit: it is outside every hwcap they allow.
+                if rules.named.is_none() {
+                    continue;
+                }
+                let level = (hwcap >> 32) & ISA_LEVEL_MASK;
+                if rules.isa_level.is_some_and(|cpu| level >= u64::from(cpu)) {
+                    continue;
+                }
+            }
+            // The glibc-hwcaps entries come first; the first other one ends the search once
+            // one of them was chosen.
+            if !named && best.is_some() {
+                break;
+            }
+            match &rules.legacy {
+                Some(legacy) => {
+                    if !named && hwcap & legacy.exclude != 0 {
+                        continue;
+                    }
+                    let platform = hwcap & legacy.platform_mask;
+                    if platform != 0 && Some(platform) != legacy.platform_bit {
+                        continue;
+                    }
+                }
+                None if !named && hwcap != 0 => continue,
+                None => {}
+            }
+            if named {
+                let priority =
+                    self.priorities(rules, rules_hash).get(hwcap as u32 as usize).copied().unwrap_or(0);
+                if priority == 0 || (best.is_some() && priority >= best_priority) {
+                    continue;
+                }
+                best_priority = priority;
+            }
+            best = Some(i);
+            if !named {
+                break;
+            }
+        }
+        best
+    }
+
+    /// `glibc_hwcaps_priorities_init`: the cache's names (sorted) merged with the active
+    /// subdirectories sorted by name, each matching name getting its place in the active list.
+    fn priorities(&self, rules: &CacheRules, rules_hash: u64) -> Rc<Vec<u32>> {
+        if let Some(p) = self.priorities.borrow().get(&rules_hash) {
+            return p.clone();
+        }
+        let mut active: Vec<(&[u8], u32)> =
+            rules.named.iter().flatten().enumerate().map(|(i, n)| (n.as_bytes(), i as u32 + 1)).collect();
+        active.sort();
+        let mut result = Vec::with_capacity(self.hwcaps_names.len());
+        let mut right = active.iter().peekable();
+        for &offset in &self.hwcaps_names {
+            let Some(left) = cstr_at(&self.bytes, offset as usize, crate::rootfs::PATH_MAX) else {
+                result.push(0);
+                continue;
+            };
+            let mut priority = 0;
+            while let Some((name, p)) = right.peek() {
+                match left.cmp(name) {
+                    std::cmp::Ordering::Equal => {
+                        priority = *p;
+                        right.next();
+                        break;
+                    }
+                    std::cmp::Ordering::Less => break,
+                    std::cmp::Ordering::Greater => {
+                        right.next();
+                    }
+                }
+            }
+            result.push(priority);
+        }
+        let result = Rc::new(result);
+        self.priorities.borrow_mut().insert(rules_hash, result.clone());
+        result
     }
 }
 
@@ -174,7 +303,7 @@ fn cstr_at(b: &[u8], at: usize, max: usize) -> Option<&[u8]> {
     Some(&rest[..len])
 }
 
-fn parse_new(bytes: &[u8], base: usize) -> Result<Vec<RawEntry>, String> {
+fn parse_new(bytes: &[u8], base: usize) -> Result<(Vec<RawEntry>, Vec<u32>), String> {
     let new = &bytes[base..];
     // Byte order is recorded in the header's flags (2 little, 3 big); 0 means "this machine's".
     let little = match new.get(28).map(|f| f & 3) {
@@ -199,7 +328,40 @@ fn parse_new(bytes: &[u8], base: usize) -> Result<Vec<RawEntry>, String> {
         let hwcap = u64_at(new, at + 16, little).ok_or("truncated entry")?;
         entries.push(RawEntry { flags, key: base.checked_add(key), value: base.checked_add(value), hwcap });
     }
-    Ok(entries)
+    let extension = u32_at(new, 32, little).unwrap_or(0) as usize;
+    Ok((entries, hwcaps_section(bytes, extension, little)))
+}
+
+/// The glibc-hwcaps section of the extension directory at file offset `at` (0: none), as
+/// `cache_extension_load` reads it. A section out of bounds or misaligned leaves it empty: its
+/// entries then match no subdirectory, as when ld.so drops the section (a corrupt directory
+/// makes ld.so drop the whole cache; such a cache is not ldconfig's).
+fn hwcaps_section(bytes: &[u8], at: usize, little: bool) -> Vec<u32> {
+    if at == 0 || at & 3 != 0 || u32_at(bytes, at, little) != Some(EXTENSION_MAGIC) {
+        return Vec::new();
+    }
+    let count = u32_at(bytes, at + 4, little).unwrap_or(0) as usize;
+    // Each section header is 16 bytes; a count beyond the file is cut to what is there.
+    let count = count.min(bytes.len().saturating_sub(at + 8) / 16);
+    let mut names = Vec::new();
+    for s in 0..count {
+        let h = at + 8 + s * 16;
+        let (Some(tag), Some(offset), Some(size)) =
+            (u32_at(bytes, h, little), u32_at(bytes, h + 8, little), u32_at(bytes, h + 12, little))
+        else {
+            break;
+        };
+        let (offset, size) = (offset as usize, size as usize);
+        if tag != TAG_GLIBC_HWCAPS || size == 0 || (offset | size) & 3 != 0 {
+            continue;
+        }
+        match offset.checked_add(size) {
+            Some(end) if end <= bytes.len() => {}
+            _ => return Vec::new(),
+        }
+        names = (offset..offset + size).step_by(4).filter_map(|at| u32_at(bytes, at, little)).collect();
+    }
+    names
 }
 
 fn parse_old(bytes: &[u8], nlibs: usize) -> Result<Vec<RawEntry>, String> {
@@ -300,12 +462,13 @@ mod tests {
             (0x0303, "libz.so.1", "/usr/local/lib/libz.so.1", 0),
         ]);
         let cache = LdCache::parse(bytes).unwrap();
+        let none = CacheRules::default();
         assert_eq!(cache.len(), 4);
-        let hit = cache.lookup("libz.so.1", Some(0x0303)).unwrap();
+        let hit = cache.lookup("libz.so.1", Some(0x0303), &none).unwrap();
         assert_eq!(hit.value, "/lib/x86_64-linux-gnu/libz.so.1");
-        assert_eq!(cache.lookup("libz.so.01", Some(0x0303)).unwrap().value, hit.value);
-        assert_eq!(cache.lookup("libz.so.1", Some(0x0003)).unwrap().value, "/usr/lib32/libz.so.1");
-        assert!(cache.lookup("libz.so.10", Some(0x0303)).is_none());
+        assert_eq!(cache.lookup("libz.so.01", Some(0x0303), &none).unwrap().value, hit.value);
+        assert_eq!(cache.lookup("libz.so.1", Some(0x0003), &none).unwrap().value, "/usr/lib32/libz.so.1");
+        assert!(cache.lookup("libz.so.10", Some(0x0303), &none).is_none());
     }
 
     #[test]
@@ -328,7 +491,7 @@ mod tests {
         };
         let cache = LdCache::parse(bytes).unwrap();
         assert!((0..cache.len()).any(|i| cache.entry(i).is_some_and(|e| e.key == "libc.so.6")));
-        assert!(cache.lookup("libc.so.6", None).is_some());
+        assert!(cache.lookup("libc.so.6", None, &CacheRules::default()).is_some());
     }
 
     #[test]
@@ -374,8 +537,12 @@ mod tests {
         bytes.extend_from_slice(&e1);
         bytes.extend_from_slice(&strings);
         let cache = LdCache::parse(bytes).unwrap();
+        let none = CacheRules::default();
         assert_eq!(cache.len(), n + 2);
-        assert_eq!(cache.lookup("libz.so.1", Some(0x0303)).unwrap().value, "/usr/lib/libz.so.1");
-        assert!(cache.lookup(&long, Some(0x0303)).is_none(), "a key longer than NAME_MAX names no file");
+        assert_eq!(cache.lookup("libz.so.1", Some(0x0303), &none).unwrap().value, "/usr/lib/libz.so.1");
+        assert!(
+            cache.lookup(&long, Some(0x0303), &none).is_none(),
+            "a key longer than NAME_MAX names no file"
+        );
     }
 }

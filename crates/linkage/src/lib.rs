@@ -9,6 +9,11 @@
 //!   chain of loaders; RUNPATH applies only to the object's own DT_NEEDED;
 //! - order: RPATH chain, `LD_LIBRARY_PATH`, RUNPATH, `/etc/ld.so.cache` (parsed natively), the
 //!   system directories; `$ORIGIN`, `$LIB` and `$PLATFORM` are expanded as glibc does;
+//! - in each directory, the hwcap subdirectories first (`glibc-hwcaps/x86-64-v3/`, and before
+//!   glibc 2.37 `tls/`, `haswell/`, `x86_64/` and their combinations), and of the ld.so.cache
+//!   entries of such subdirectories the ones the loader would take: all as the inspected
+//!   system's glibc does (its version read from its loader or libc, never run) on this
+//!   machine's CPU or the one [`Options::cpu`] describes; the report's `loader` says which;
 //! - breadth-first loading, names matched against what is already loaded (requested names and
 //!   sonames, plus device/inode), the dynamic loader preloaded — so that paths equal `ldd`'s.
 //!
@@ -31,15 +36,15 @@
 //! [`LinkageReport::problems`].
 //!
 //! Known limits, all documented deviations from glibc that matter only on unusual systems:
-//! glibc-hwcaps and legacy hwcap subdirectories are not searched (they need the CPU's feature
-//! level); the system directories and `$LIB` are inferred from the directory layout (multiarch,
-//! lib64 or plain), since glibc compiles them in; a musl-based image is resolved with glibc's
-//! rules (and says so).
+//! the system directories and `$LIB` are inferred from the directory layout (multiarch, lib64
+//! or plain), since glibc compiles them in; `GLIBC_TUNABLES` and `LD_HWCAP_MASK` are not
+//! applied (a note says when they are set); the legacy hwcap subdirectories of glibc before
+//! 2.26 on x86-64 and aarch64 are not modelled (tls/ and the platform's are); a musl-based
+//! image is resolved with glibc's rules (and says so).
 //!
 //! ```no_run
-//! use launchguard_linkage::{inspect, render_terminal, Options, Target};
+//! use launchguard_linkage::{inspect, Options, Target};
 //! let report = inspect(&Target::Python("python3".into()), &Options::default())?;
-//! print!("{}", render_terminal(&report, false));
 //! println!("{}", serde_json::to_string_pretty(&report).unwrap());
 //! # Ok::<(), launchguard_linkage::LinkageError>(())
 //! ```
@@ -47,14 +52,18 @@
 #![warn(missing_docs)]
 
 mod classify;
+mod cpu;
 mod elf;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod glibc;
+mod hwcaps;
 mod input;
 mod ldcache;
 mod ldconf;
 mod limits;
+mod loader;
 mod report;
 mod resolve;
 mod rootfs;
@@ -64,12 +73,12 @@ mod torch;
 use std::path::PathBuf;
 
 pub use classify::{classify_library_name, compare_versions, Backend, LibraryKind, ProfilerLib};
+pub use cpu::{CpuLevel, CpuVendor};
 pub use elf::build_id;
 pub use error::LinkageError;
 pub use limits::Limits;
-pub use report::{
-    render_terminal, Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA,
-};
+pub use loader::{CpuChoice, LoaderAssumption};
+pub use report::{Dependency, LinkageReport, ProfilerLibrary, Unresolved, ROCPROFILER_SDK_FIXED, SCHEMA};
 pub use torch::TORCH_LIBRARIES;
 
 use rootfs::RootFs;
@@ -85,6 +94,8 @@ pub struct Options {
     pub ld_library_path: Option<String>,
     /// Caps on what the inspection may cost.
     pub limits: Limits,
+    /// The CPU whose loader is assumed, where not this machine's.
+    pub cpu: CpuChoice,
 }
 
 /// What to inspect.
@@ -105,6 +116,9 @@ pub enum Target {
 /// no torch); a torch installation with one unreadable library of several still reports, with
 /// the failure in `problems`.
 pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, LinkageError> {
+    if let Some(p) = opts.cpu.platform.as_ref().filter(|p| p.is_empty() || p.contains(['/', '\0'])) {
+        return Err(LinkageError::BadPlatform { platform: p.clone() });
+    }
     if let Some(root) = &opts.root {
         if !root.is_dir() {
             return Err(LinkageError::BadRoot { path: root.display().to_string() });
@@ -170,7 +184,7 @@ pub fn inspect(target: &Target, opts: &Options) -> Result<LinkageReport, Linkage
         ));
     }
     notes.extend(preload_notes(&fs, opts.root.is_none()));
-    let env = SearchEnv::new(fs, ld_library_path, limits)?;
+    let env = SearchEnv::new(fs, ld_library_path, limits, opts.cpu.clone())?;
 
     let mut closures = Vec::new();
     let mut problems = Vec::new();
@@ -363,6 +377,7 @@ mod tests {
             unresolved: vec![],
             problems: vec![],
             notes: vec![],
+            loader: None,
         }
     }
 

@@ -2,11 +2,11 @@
 //! terminal rendering.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{classify_library_name, compare_versions, Backend, LibraryKind};
+use crate::loader::LoaderAssumption;
 use crate::resolve::Closure;
 
 /// The schema name in every report.
@@ -45,6 +45,11 @@ pub struct LinkageReport {
     pub problems: Vec<String>,
     /// Facts that change nothing but explain (dependency cycles, LD_LIBRARY_PATH applied).
     pub notes: Vec<String>,
+    /// What the resolution assumed about the loader that would run — glibc version, CPU,
+    /// `$PLATFORM`, `$LIB`, hwcap subdirectories — and where each came from (`null` in
+    /// reports written before it existed, or when no library could be read).
+    #[serde(default)]
+    pub loader: Option<LoaderAssumption>,
 }
 
 /// One profiler or interception library found.
@@ -205,6 +210,7 @@ impl LinkageReport {
             unresolved,
             problems,
             notes,
+            loader: closures.iter().find_map(|c| c.loader.clone()),
         }
     }
 }
@@ -259,102 +265,6 @@ fn library(
     ProfilerLibrary { name, path, via, kind, backend: kind.backend(), version, note }
 }
 
-const BOLD: &str = "\x1b[1m";
-const DIM: &str = "\x1b[2m";
-const RED: &str = "\x1b[31m";
-const YELLOW: &str = "\x1b[33m";
-const GREEN: &str = "\x1b[32m";
-const RESET: &str = "\x1b[0m";
-
-/// Renders the report for a terminal: backend, the profiler libraries with their chains, a
-/// dependency count, every unresolved name and every problem. The full closure is in the JSON.
-/// `color` adds ANSI styling.
-pub fn render_terminal(report: &LinkageReport, color: bool) -> String {
-    let paint = |style: &str, text: &str| -> String {
-        if color {
-            format!("{style}{text}{RESET}")
-        } else {
-            text.to_string()
-        }
-    };
-    let mut out = String::new();
-    let _ = writeln!(out, "{} {}", paint(BOLD, "linkage"), report.target);
-    if let Some(root) = &report.root {
-        let _ = writeln!(out, "  root       {root} (paths below are inside it)");
-    }
-    if let Some(dir) = &report.torch_dir {
-        let _ = writeln!(out, "  torch      {dir}");
-    }
-    for lib in &report.inspected {
-        let _ = writeln!(out, "  inspected  {lib}");
-    }
-    let backend = report.profiler_backend.as_str();
-    let backend_style = match report.profiler_backend {
-        Backend::Mixed => YELLOW,
-        Backend::None => DIM,
-        _ => GREEN,
-    };
-    let listed = if report.profiler_backend == Backend::Mixed {
-        let all: Vec<&str> = report.profiler_backends.iter().map(|b| b.as_str()).collect();
-        format!(" ({})", all.join(", "))
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "\n{} {}{listed}",
-        paint(BOLD, "profiler backend:"),
-        paint(&format!("{BOLD}{backend_style}"), backend)
-    );
-    for lib in &report.profiler_libraries {
-        let version = lib.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-        let role = match lib.backend {
-            Some(_) => String::new(),
-            None => paint(DIM, "  (interception library, not a backend)"),
-        };
-        let path = match &lib.path {
-            Some(p) => p.clone(),
-            None => paint(RED, "not found"),
-        };
-        let _ = writeln!(out, "  {}{version}  {path}{}", paint(BOLD, lib.kind.as_str()), role);
-        let _ = writeln!(out, "      via {}", lib.via.join(" → "));
-        if let Some(note) = &lib.note {
-            let _ = writeln!(out, "      {}", paint(DIM, note));
-        }
-    }
-    let resolved = report.dependencies.iter().filter(|d| d.path.is_some()).count();
-    let missing = report.dependencies.len() - resolved;
-    let count = if missing == 0 {
-        format!("{resolved} resolved")
-    } else {
-        format!("{resolved} resolved, {}", paint(RED, &format!("{missing} not found")))
-    };
-    let _ = writeln!(out, "\n{} {count} (the JSON format lists them all)", paint(BOLD, "dependencies:"));
-    for u in &report.unresolved {
-        let _ = writeln!(
-            out,
-            "  {} {} (needed by {})\n      {}",
-            paint(RED, "not found"),
-            u.name,
-            u.needed_by.join(", "),
-            u.reason
-        );
-    }
-    if !report.problems.is_empty() {
-        let _ = writeln!(out, "\n{}", paint(&format!("{BOLD}{RED}"), "problems:"));
-        for p in &report.problems {
-            let _ = writeln!(out, "  {p}");
-        }
-    }
-    if !report.notes.is_empty() {
-        let _ = writeln!(out, "\n{}", paint(BOLD, "notes:"));
-        for n in &report.notes {
-            let _ = writeln!(out, "  {n}");
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,25 +302,8 @@ mod tests {
             }],
             problems: vec!["something unreadable".into()],
             notes: vec!["dependency cycle: a → b → a".into()],
+            loader: None,
         }
-    }
-
-    #[test]
-    fn terminal_says_everything_that_matters() {
-        let plain = render_terminal(&sample(), false);
-        assert!(!plain.contains('\x1b'));
-        for needle in [
-            "profiler backend: mixed (rocprofiler-sdk, cupti)",
-            "via libtorch_cpu.so → libkineto.so → librocprofiler-sdk.so.1",
-            "whether it has the launch-overhead fix of 1.3.2 is for measurement to show",
-            "roctx 4  not found  (interception library, not a backend)",
-            "not found libroctx64.so.4 (needed by /site/torch/lib/libtorch_cpu.so)",
-            "something unreadable",
-            "dependency cycle",
-        ] {
-            assert!(plain.contains(needle), "{needle:?} missing from:\n{plain}");
-        }
-        assert!(render_terminal(&sample(), true).contains("\x1b[1m"));
     }
 
     #[test]

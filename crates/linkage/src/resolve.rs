@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::elf::{Arch, ElfError, ElfInfo};
 use crate::error::LinkageError;
+use crate::loader::LoaderAssumption;
 use crate::search::{expand_dst, CacheState, Dst, Platform, Requester, SearchEnv, SearchResult};
 
 /// One loaded object.
@@ -74,6 +75,8 @@ pub struct Closure {
     pub problems: Vec<String>,
     /// Things worth knowing that change nothing (cycles).
     pub notes: Vec<String>,
+    /// What the search assumed about the loader that would run.
+    pub loader: Option<LoaderAssumption>,
 }
 
 impl Closure {
@@ -155,14 +158,25 @@ pub fn closure(env: &SearchEnv, path: &str) -> Result<Closure, LinkageError> {
     }
 
     let limits = env.limits;
-    let platform = Platform::detect(info.arch, &env.fs);
-    let mut c = Closure { objects: Vec::new(), edges: Vec::new(), problems: Vec::new(), notes: Vec::new() };
+    let mut platform = Platform::detect(info.arch, &env.fs);
+    let mut c = Closure {
+        objects: Vec::new(),
+        edges: Vec::new(),
+        problems: Vec::new(),
+        notes: Vec::new(),
+        loader: None,
+    };
     describe_arch(env, &info, &platform, path, &mut c);
     // A library names no interpreter; the architecture's usual one is what ldd would use.
     let rtld = match &info.interpreter {
         Some(interp) => Some((interp.clone(), true)),
         None => platform.default_interpreter.map(|i| (i.to_string(), false)),
     };
+    let setup = env.loader_setup(&platform, rtld.as_ref().map(|(r, _)| r.as_str()));
+    platform.apply(&setup.derived);
+    c.notes.extend(setup.notes.iter().cloned());
+    c.problems.extend(setup.problems.iter().cloned());
+    c.loader = Some(setup.assumption.clone());
     let dynamic = info.dynamic;
     c.objects.push(Object {
         path: path.to_string(),

@@ -9,22 +9,29 @@
 //! 5. `/etc/ld.so.cache`, then the system directories — both skipped, except cache entries
 //!    outside the system directories, when the requester has `DF_1_NODEFLIB`.
 //!
+//! In every directory of 2–5 the loader first tries the hwcap subdirectories its glibc and the
+//! CPU give ([`Platform::subdirs`], from [`crate::hwcaps`]), then the directory itself.
+//!
 //! A candidate of another class or machine is skipped silently; one that exists but is not a
 //! valid ELF file stops the loader ("invalid ELF header"), so it stops the search here too.
 
-use std::cell::OnceCell;
-use std::collections::HashSet;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use object::elf;
 
+use crate::cpu::{this_machine, ThisMachine};
 use crate::elf::{Arch, ElfError, ElfInfo};
 use crate::error::LinkageError;
+use crate::hwcaps::{CacheRules, Derived};
 use crate::input::{read_capped, InputError};
 use crate::ldcache::LdCache;
 use crate::ldconf::{self, Conf};
 use crate::limits::{Budget, Limits};
+use crate::loader::{self, CpuChoice, Setup};
 use crate::rootfs::{RootFs, PATH_MAX};
 
 /// Lookups spent on explaining misses (ld.so.conf and its directories): apart from the
@@ -33,6 +40,10 @@ const HINT_LOOKUPS: u64 = 100_000;
 
 /// Directories of one search source named in an explanation; the rest are counted.
 const TRIED_SHOWN: usize = 8;
+
+/// Hwcap subdirectories whose existence is remembered (glibc's `r_search_path_elem.status`);
+/// past this many, each candidate is opened directly, as costly but as right.
+const DIRS_REMEMBERED: usize = 100_000;
 
 /// The per-architecture facts glibc compiles in, which the inspected system does not record.
 #[derive(Debug, Clone)]
@@ -43,8 +54,15 @@ pub struct Platform {
     pub system_dirs: Vec<String>,
     /// The expansion of `$LIB`.
     pub lib: String,
-    /// The expansion of `$PLATFORM` (the kernel's AT_PLATFORM); `None` drops such elements.
+    /// Where `$LIB` and the system directories come from.
+    pub lib_source: &'static str,
+    /// The expansion of `$PLATFORM` (glibc's `dl_platform`); `None` drops such elements.
     pub platform: Option<String>,
+    /// The subdirectories tried in every search directory, each ending in `/`, the directory
+    /// itself (`""`) last.
+    pub subdirs: Vec<String>,
+    /// Which ld.so.cache entries of hwcap subdirectories count.
+    pub cache_rules: CacheRules,
     /// The ld.so.cache flags this architecture's loader accepts; `None`: any ELF entry.
     pub cache_flags: Option<i32>,
     /// Where this architecture's dynamic loader lives when the main object names none.
@@ -90,24 +108,39 @@ impl Platform {
         let triplet = facts.as_ref().map(|f| f.triplet);
         let multiarch =
             triplet.is_some_and(|t| fs.is_dir(&format!("/lib/{t}")) || fs.is_dir(&format!("/usr/lib/{t}")));
-        let (system_dirs, lib) = match triplet {
+        let (system_dirs, lib, lib_source) = match triplet {
             Some(t) if multiarch => (
                 vec![format!("/lib/{t}/"), format!("/usr/lib/{t}/"), "/lib/".into(), "/usr/lib/".into()],
                 format!("lib/{t}"),
+                "the directory layout: multiarch, as Debian and Ubuntu build glibc",
             ),
-            _ if arch.is_64 && is_real_dir(fs, "/usr/lib64") => {
-                (vec!["/lib64/".into(), "/usr/lib64/".into()], "lib64".into())
-            }
-            _ => (vec!["/lib/".into(), "/usr/lib/".into()], "lib".into()),
+            _ if arch.is_64 && is_real_dir(fs, "/usr/lib64") => (
+                vec!["/lib64/".into(), "/usr/lib64/".into()],
+                "lib64".into(),
+                "the directory layout: lib64, as Fedora, RHEL and SUSE build glibc",
+            ),
+            _ => (vec!["/lib/".into(), "/usr/lib/".into()], "lib".into(), "the directory layout: plain lib"),
         };
         Platform {
             arch,
             system_dirs,
             lib,
+            lib_source,
             platform: facts.as_ref().and_then(|f| f.platform).map(String::from),
+            subdirs: vec![String::new()],
+            cache_rules: CacheRules::default(),
             cache_flags: facts.as_ref().map(|f| f.cache_flags),
             default_interpreter: facts.map(|f| f.interpreter),
         }
+    }
+}
+
+impl Platform {
+    /// Applies what the loader derives from its glibc and the CPU.
+    pub fn apply(&mut self, derived: &Derived) {
+        self.platform = derived.platform.clone();
+        self.subdirs = derived.subdirs.clone();
+        self.cache_rules = derived.cache.clone();
     }
 }
 
@@ -234,7 +267,7 @@ pub enum Probe {
 #[derive(Debug)]
 pub enum CacheState {
     /// Parsed.
-    Loaded(LdCache),
+    Loaded(Box<LdCache>),
     /// Absent: the loader goes straight to the system directories.
     Missing,
     /// Present but unusable; the message says why.
@@ -253,6 +286,14 @@ pub struct SearchEnv {
     pub limits: Limits,
     conf: OnceCell<Conf>,
     hint_budget: Budget,
+    /// Whether each hwcap subdirectory tried so far exists.
+    dirs: RefCell<HashMap<String, bool>>,
+    /// The CPU to assume instead of this machine's.
+    cpu: CpuChoice,
+    /// This machine's CPU.
+    machine: ThisMachine,
+    /// The assumptions made per architecture and loader.
+    setups: RefCell<HashMap<(Arch, String), Rc<Setup>>>,
 }
 
 /// One search location tried, for the "not found" explanation.
@@ -323,13 +364,14 @@ impl SearchEnv {
         fs: RootFs,
         ld_library_path: Option<String>,
         limits: Limits,
+        cpu: CpuChoice,
     ) -> Result<SearchEnv, LinkageError> {
         let cache = match fs.resolve("/etc/ld.so.cache") {
             Err(e) if e.kind() == io::ErrorKind::NotFound => CacheState::Missing,
             Err(e) => CacheState::Broken(e.to_string()),
             Ok(host) => match read_capped(&host, limits.max_cache_bytes()) {
                 Ok(bytes) => match LdCache::parse(bytes) {
-                    Ok(c) => CacheState::Loaded(c),
+                    Ok(c) => CacheState::Loaded(Box::new(c)),
                     Err(e) => CacheState::Broken(e),
                 },
                 Err(InputError::TooLarge { size, .. }) => {
@@ -351,7 +393,22 @@ impl SearchEnv {
             limits,
             conf: OnceCell::new(),
             hint_budget: Budget::new(HINT_LOOKUPS),
+            dirs: RefCell::default(),
+            cpu,
+            machine: this_machine(),
+            setups: RefCell::default(),
         })
+    }
+
+    /// The assumptions for objects of `platform.arch` loaded by `rtld` (made once for each).
+    pub fn loader_setup(&self, platform: &Platform, rtld: Option<&str>) -> Rc<Setup> {
+        let key = (platform.arch, rtld.unwrap_or_default().to_string());
+        if let Some(s) = self.setups.borrow().get(&key) {
+            return s.clone();
+        }
+        let setup = Rc::new(loader::setup(&self.fs, platform, rtld, &self.cpu, &self.machine));
+        self.setups.borrow_mut().insert(key, setup.clone());
+        setup
     }
 
     /// The ld.so.conf directories (read once, only to explain misses).
@@ -464,7 +521,7 @@ impl SearchEnv {
             }
             let dirs = search_dirs(list, seps, &dst(owner, platform));
             for dir in &dirs {
-                if self.try_path(&format!("{dir}{name}"), platform, &mut result) {
+                if self.try_dir(dir, name, platform, &mut result) {
                     return result;
                 }
             }
@@ -473,7 +530,7 @@ impl SearchEnv {
 
         if let CacheState::Loaded(cache) = &self.cache {
             result.tried.push(Tried::new("ld.so.cache".into(), vec![]));
-            if let Some(entry) = cache.lookup(name, platform.cache_flags) {
+            if let Some(entry) = cache.lookup(name, platform.cache_flags, &platform.cache_rules) {
                 let in_system = platform.system_dirs.iter().any(|d| entry.value.starts_with(d.as_str()));
                 if !(requester.nodeflib && in_system) && self.try_path(&entry.value, platform, &mut result) {
                     return result;
@@ -482,13 +539,42 @@ impl SearchEnv {
         }
         if !requester.nodeflib {
             for dir in &platform.system_dirs {
-                if self.try_path(&format!("{dir}{name}"), platform, &mut result) {
+                if self.try_dir(dir, name, platform, &mut result) {
                     return result;
                 }
             }
             result.tried.push(Tried::new("system directories".into(), platform.system_dirs.clone()));
         }
         result
+    }
+
+    /// Tries `name` in each hwcap subdirectory of `dir` that exists, then in `dir` itself, as
+    /// glibc's `open_path` does; true when the search is over.
+    fn try_dir(&self, dir: &str, name: &str, platform: &Platform, result: &mut SearchResult) -> bool {
+        for sub in &platform.subdirs {
+            let here = format!("{dir}{sub}");
+            if !sub.is_empty() && !self.dir_exists(&here) {
+                continue;
+            }
+            if self.try_path(&format!("{here}{name}"), platform, result) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the directory `path` exists, remembered: most hwcap subdirectories do not, and
+    /// each is tried for every name searched.
+    fn dir_exists(&self, path: &str) -> bool {
+        if let Some(&known) = self.dirs.borrow().get(path) {
+            return known;
+        }
+        let exists = self.fs.is_dir(path);
+        let mut dirs = self.dirs.borrow_mut();
+        if dirs.len() < DIRS_REMEMBERED {
+            dirs.insert(path.to_string(), exists);
+        }
+        exists
     }
 
     /// Tries one candidate; true when the search is over (found, or a fatal candidate).
@@ -529,7 +615,10 @@ mod tests {
             arch: Arch { is_64: true, little_endian: true, machine: elf::EM_X86_64 },
             system_dirs: vec!["/lib/x86_64-linux-gnu/".into(), "/usr/lib/x86_64-linux-gnu/".into()],
             lib: "lib/x86_64-linux-gnu".into(),
+            lib_source: "a multiarch layout",
             platform: Some("x86_64".into()),
+            subdirs: vec![String::new()],
+            cache_rules: CacheRules::default(),
             cache_flags: Some(0x0303),
             default_interpreter: None,
         }

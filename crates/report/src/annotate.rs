@@ -18,49 +18,35 @@ use launchguard_analysis::intervals::Span;
 use launchguard_analysis::model::Replay;
 use launchguard_trace::time::format_ns_as_micros;
 
+use crate::error::{ReportError, Result};
 use crate::terminal::human_us;
-use crate::{Export, View};
-use launchguard_analysis::spans::Findings;
+use crate::View;
 
 /// Process id of the added tracks. Linux pids stay below 2^22, so no process of the trace has it
 /// and the tracks never merge with the trace's own. A number, not a name: Perfetto's JSON importer
 /// drops events whose pid is not an integer.
 pub const PID: u64 = 1 << 22;
 
-/// The annotated copy of the trace at `input`, gzip-compressed when `gzip`.
-pub struct AnnotatedTrace<'p> {
-    /// The trace the view was computed from.
-    pub input: &'p Path,
-    /// Compress the output (the caller decides, e.g. from a `.gz` extension).
-    pub gzip: bool,
-}
-
-impl Export for AnnotatedTrace<'_> {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.write_to(view, &mut out)?;
-        Ok(out)
+/// Streams the annotated copy of the trace at `input` (the trace `view` was measured from) into
+/// `out`, gzip-compressed when `gzip`. Nothing trace-sized is held: the copy is as large as the
+/// trace.
+pub fn write(view: &View<'_>, input: &Path, gzip: bool, out: &mut dyn Write) -> Result<()> {
+    let extra = events(view)?;
+    if gzip {
+        let mut gz = GzEncoder::new(out, Compression::default());
+        launchguard_trace::splice::append_events(input, &extra, &mut gz)?;
+        gz.finish()?;
+    } else {
+        launchguard_trace::splice::append_events(input, &extra, out)?;
     }
-
-    fn write_to(&self, view: &View<'_>, out: &mut dyn Write) -> anyhow::Result<()> {
-        let extra = events(view)?;
-        if self.gzip {
-            let mut gz = GzEncoder::new(out, Compression::default());
-            launchguard_trace::splice::append_events(self.input, &extra, &mut gz)?;
-            gz.finish()?;
-        } else {
-            launchguard_trace::splice::append_events(self.input, &extra, out)?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// The events to add, each one JSON object.
-pub fn events(view: &View<'_>) -> anyhow::Result<Vec<String>> {
-    let (Some(t), Some(a)) = (view.timeline, view.analysis) else {
-        anyhow::bail!("an annotated trace needs a trace")
+pub fn events(view: &View<'_>) -> Result<Vec<String>> {
+    let (Some(f), Some(a)) = (view.findings, view.analysis) else {
+        return Err(ReportError::Missing("an annotated trace needs a trace's spans"));
     };
-    let f = Findings::new(t, a)?;
     let mut out = vec![
         meta("process_name", 0, r#"{"name":"launchguard findings"}"#),
         meta("process_sort_index", 0, r#"{"sort_index":-1}"#),
@@ -176,6 +162,7 @@ fn replay_args(r: &Replay) -> String {
 mod tests {
     use super::*;
     use launchguard_analysis::analyze::{analyze, Options};
+    use launchguard_analysis::spans::Findings;
     use serde_json::Value;
 
     /// Two replays of a two-kernel graph with one long gap between them, followed by a key the
@@ -197,9 +184,10 @@ mod tests {
         let analysis =
             launchguard_judge::analysis(analyze(&trace, &Options::default()).unwrap(), &Default::default());
         let doc = crate::Document::of(&analysis).unwrap();
-        let view =
-            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
-        let out = AnnotatedTrace { input: &path, gzip }.render(&view).unwrap();
+        let f = Findings::new(&trace.timeline, &analysis.figures).unwrap();
+        let view = View::of_analysis(&analysis.figures, Some(&f), &analysis.checks, analysis.verdict, &doc);
+        let mut out = Vec::new();
+        write(&view, &path, gzip, &mut out).unwrap();
         (out, std::fs::read(&path).unwrap())
     }
 

@@ -3,20 +3,18 @@
 //! gap, from the spans the analysis measured) and, with several ranks, `ranks.csv`. Each file is
 //! written atomically; times are µs as in the JSON, names in full.
 
-use std::path::{Path, PathBuf};
-
 use launchguard_analysis::kernels::KernelRow;
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::Findings;
-use launchguard_trace::Timeline;
 
+use crate::error::Result;
 use crate::{names, View};
 
-/// One trace's part of the tables: its rank (with several), its figures, its records.
+/// One trace's part of the tables: its rank (with several), its figures, its spans.
 struct Part<'a> {
     rank: Option<u64>,
     analysis: &'a Analysis,
-    timeline: Option<&'a Timeline>,
+    findings: Option<&'a Findings>,
 }
 
 /// The traces of the view: each rank's with several ranks, else the one trace.
@@ -29,14 +27,14 @@ fn parts<'a>(view: &View<'a>) -> Vec<Part<'a>> {
             .map(|k| Part {
                 rank: Some(k.rank),
                 analysis: &k.analysis.figures,
-                timeline: r
-                    .timeline_of(k.rank)
-                    .or_else(|| (k.rank == r.detail_rank).then_some(view.timeline).flatten()),
+                findings: r
+                    .findings_of(k.rank)
+                    .or_else(|| (k.rank == r.detail_rank).then_some(view.findings).flatten()),
             })
             .collect(),
         None => view
             .analysis
-            .map(|a| Part { rank: None, analysis: a, timeline: view.timeline })
+            .map(|a| Part { rank: None, analysis: a, findings: view.findings })
             .into_iter()
             .collect(),
     }
@@ -50,27 +48,21 @@ fn rank(p: &Part<'_>) -> String {
     p.rank.map_or_else(String::new, |r| r.to_string())
 }
 
-/// Writes the tables into `dir` (created when missing); returns the files written, in order.
-pub fn write_dir(view: &View<'_>, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
+/// The tables, `(file name, bytes)`, in order.
+pub(crate) fn tables(view: &View<'_>) -> Result<Vec<(&'static str, Vec<u8>)>> {
     let parts = parts(view);
-    let mut written = Vec::new();
-    let mut file = |name: &str, bytes: Vec<u8>| -> anyhow::Result<()> {
-        let path = dir.join(name);
-        crate::write_atomic(&path, &bytes)?;
-        written.push(path);
-        Ok(())
-    };
-    file("kernels.csv", kernels(&parts)?)?;
-    file("replays.csv", replays(&parts)?)?;
-    file("gaps.csv", gaps(&parts)?)?;
+    let mut out = vec![
+        ("kernels.csv", kernels(&parts)?),
+        ("replays.csv", replays(&parts)?),
+        ("gaps.csv", gaps(&parts)?),
+    ];
     if let Some(r) = &view.ranks {
-        file("ranks.csv", ranks(r.analysis)?)?;
+        out.push(("ranks.csv", ranks(r.analysis)?));
     }
-    Ok(written)
+    Ok(out)
 }
 
-fn kernels(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+fn kernels(parts: &[Part<'_>]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "rank",
@@ -129,7 +121,7 @@ fn kernels(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
-fn replays(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+fn replays(parts: &[Part<'_>]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "rank",
@@ -164,13 +156,12 @@ fn replays(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
-fn gaps(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
+fn gaps(parts: &[Part<'_>]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["rank", "device", "start_us", "end_us", "length_us", "over_threshold"])?;
     let micros = |ns: i64| launchguard_trace::time::format_ns_as_micros(ns);
     for p in parts {
-        let Some(t) = p.timeline else { continue };
-        let f = Findings::new(t, p.analysis)?;
+        let Some(f) = p.findings else { continue };
         for d in &f.devices {
             for &(s, e) in &d.gaps {
                 w.write_record([
@@ -187,7 +178,7 @@ fn gaps(parts: &[Part<'_>]) -> anyhow::Result<Vec<u8>> {
     Ok(w.into_inner()?)
 }
 
-fn ranks(r: &launchguard_judge::RanksReport) -> anyhow::Result<Vec<u8>> {
+fn ranks(r: &launchguard_judge::RanksReport) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "rank",

@@ -7,44 +7,34 @@
 use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
-use launchguard_analysis::ranks::{RankId, RankSource, RankTrace};
 use launchguard_analysis::spans::{Findings, RankSpans, RanksSpans};
-use launchguard_judge::{Check, RanksReport, Status};
+use launchguard_judge::{Check, CheckId, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
 use crate::terminal::{human_bytes, human_us};
 use crate::timeline_svg::{self as tl, Preset, Row};
-use crate::{value_text, Export, RanksView, View};
+use crate::{value_text, View};
 
-/// The HTML report.
-pub struct Html;
-
-impl Export for Html {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let findings = match (view.timeline, view.analysis) {
-            (Some(t), Some(a)) => Some(Findings::new(t, a)?),
-            _ => None,
-        };
-        // Every rank's trace, when the view has them: each rank gets its own detail, and the
-        // ranks are drawn on one clock.
-        let spans = view.ranks.as_ref().and_then(rank_spans);
-        let mut details = Vec::new();
-        if let Some(r) = &view.ranks {
-            for k in &r.analysis.ranks {
-                if let Some(t) = r.timeline_of(k.rank) {
-                    details.push(RankDetail {
-                        rank: k.rank,
-                        analysis: &k.analysis.figures,
-                        checks: &k.analysis.checks,
-                        timeline: t,
-                        findings: Findings::new(t, &k.analysis.figures)?,
-                    });
-                }
+/// The HTML page of a run.
+pub(crate) fn run(view: &View<'_>) -> String {
+    // Every rank's spans, when the view has them: each rank gets its own detail, and the
+    // ranks are drawn on one clock.
+    let spans = view.ranks.as_ref().and_then(|r| r.drawn).map(|d| d.across);
+    let mut details = Vec::new();
+    if let Some(r) = &view.ranks {
+        for k in &r.analysis.ranks {
+            if let Some(findings) = r.findings_of(k.rank) {
+                details.push(RankDetail {
+                    rank: k.rank,
+                    analysis: &k.analysis.figures,
+                    checks: &k.analysis.checks,
+                    findings,
+                });
             }
         }
-        Ok(page(view, findings.as_ref(), &details, spans.as_ref()).into_string().into_bytes())
     }
+    page(view, view.findings, &details, spans).into_string()
 }
 
 /// One rank's trace, ready to draw.
@@ -52,8 +42,7 @@ struct RankDetail<'a> {
     rank: u64,
     analysis: &'a Analysis,
     checks: &'a [Check],
-    timeline: &'a launchguard_trace::Timeline,
-    findings: Findings,
+    findings: &'a Findings,
 }
 
 pub(crate) const CSS: &str = include_str!("html.css");
@@ -114,21 +103,21 @@ fn page(
                                 (source_line(d.analysis))
                             }
                             @let own = spans.and_then(|s| Some((s.ranks.iter().find(|k| k.rank == d.rank)?, s.common)));
-                            (trace_sections(d.analysis, d.checks, d.timeline, &d.findings, &format!("rank {}", d.rank), own))
+                            (trace_sections(d.analysis, d.checks, d.findings, &format!("rank {}", d.rank), own))
                         }
-                    } @else if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
+                    } @else if let (Some(a), Some(f)) = (view.analysis, f) {
                         section #detail {
                             h2 { "Detail: rank " (r.detail_rank) }
                             p.note { (crate::ranks_table::detail_line(r)) }
                             (source_line(a))
                         }
-                        (trace_sections(a, view.checks, t, f, "", None))
+                        (trace_sections(a, view.checks, f, "", None))
                     }
                 } @else {
                     @if let Some(a) = view.analysis { (figures(a)) }
                     (checks(view))
-                    @if let (Some(a), Some(t), Some(f)) = (view.analysis, view.timeline, f) {
-                        (timelines(a, t, f, "", None))
+                    @if let (Some(a), Some(f)) = (view.analysis, f) {
+                        (timelines(a, f, "", None))
                         (kernels_section(&a.kernels, ""))
                         (histograms(view.checks, a, f, ""))
                         (replays(a))
@@ -153,14 +142,13 @@ fn page(
 fn trace_sections(
     a: &Analysis,
     checks: &[Check],
-    t: &launchguard_trace::Timeline,
     f: &Findings,
     whose: &str,
     rank: Option<(&RankSpans, Option<Span>)>,
 ) -> Markup {
     html! {
         (figures(a))
-        (timelines(a, t, f, whose, rank))
+        (timelines(a, f, whose, rank))
         (kernels_section(&a.kernels, whose))
         (histograms(checks, a, f, whose))
         (replays(a))
@@ -328,18 +316,12 @@ fn checks(view: &View<'_>) -> Markup {
 /// gap and on the last replays.
 /// With several ranks, `rank` is this rank's spans on the common clock and the common window: its
 /// waiting for peers is shaded on its busy row, and the timeline opens on the common window.
-fn timelines(
-    a: &Analysis,
-    t: &launchguard_trace::Timeline,
-    f: &Findings,
-    whose: &str,
-    rank: Option<(&RankSpans, Option<Span>)>,
-) -> Markup {
+fn timelines(a: &Analysis, f: &Findings, whose: &str, rank: Option<(&RankSpans, Option<Span>)>) -> Markup {
     let Some((t0, t1)) = f.extent() else { return html! {} };
     let extent = t1 - t0;
     let domain = (0, extent);
     // Kernel names for hovering, when the trace is small enough to carry them.
-    let hover = t.activities.len() <= tl::MAX_KERNELS;
+    let hover = f.devices.iter().all(|d| d.named.is_some());
     let mut rows = Vec::new();
     for d in &f.devices {
         let mut busy = Row::coverage(format!("GPU {} busy", d.label), "busy", 40.0, &d.busy, t0, domain);
@@ -354,9 +336,7 @@ fn timelines(
             // Merged within a 4000th of the window: bounded however many collectives ran.
             busy.overlay.push(("waitshade", flat(&runs(&waiting, extent))));
         }
-        if hover {
-            busy.names = t.strings.lookup(&d.label).map(|id| kernel_names(t, id, t0));
-        }
+        busy.names = d.named.as_ref().map(|n| kernel_names(n, t0));
         rows.push(busy);
         if d.streams.len() > 1 {
             for (label, spans) in d.streams.iter().take(tl::MAX_STREAMS) {
@@ -447,30 +427,18 @@ fn timelines(
                 @if !f.replays.is_empty() { ", " span.key.replaykey { } " " (f.replays.len()) " graph replay(s)" }
                 "."
                 @if rank.is_some() { " " span.key.waitkey {} " waiting for a peer; shown first over the window every rank was recorded in (“whole” for all of it)." }
-                @if hover { " Hover for the time and the kernel." } @else { " Hover for the time (kernel names are kept for traces of up to " (tl::MAX_KERNELS) " activities; the kernel table has them all)." }
+                @if hover { " Hover for the time and the kernel." } @else { " Hover for the time (kernel names are kept for traces of up to " (launchguard_analysis::spans::MAX_NAMED) " activities; the kernel table has them all)." }
             }
             (tl::render(&timeline, &title))
         }
     }
 }
 
-/// Each activity of device `id` as `[start, end, name index]` after `origin`, with the names
+/// Each activity of a device as `[start, end, name index]` after `origin`, with the names
 /// shortened for display.
-fn kernel_names(t: &launchguard_trace::Timeline, id: u32, origin: i64) -> (Vec<i64>, Vec<String>) {
-    let mut acts: Vec<&launchguard_trace::GpuActivity> =
-        t.activities.iter().filter(|a| a.device == id).collect();
-    acts.sort_by_key(|a| (a.start, a.end));
-    let mut index: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-    let mut full: Vec<&str> = Vec::new();
-    let mut items = Vec::with_capacity(acts.len() * 3);
-    for a in acts {
-        let next = full.len();
-        let i = *index.entry(a.name).or_insert_with(|| {
-            full.push(t.strings.get(a.name));
-            next
-        });
-        items.extend([a.start - origin, a.end - origin, i as i64]);
-    }
+fn kernel_names(named: &launchguard_analysis::spans::Named, origin: i64) -> (Vec<i64>, Vec<String>) {
+    let items = named.items.iter().flat_map(|&(s, e, i)| [s - origin, e - origin, i64::from(i)]).collect();
+    let full: Vec<&str> = named.names.iter().map(String::as_str).collect();
     (items, crate::names::distinct(&full))
 }
 
@@ -490,19 +458,6 @@ fn runs(spans: &[Span], extent: i64) -> Vec<Span> {
 
 /// Every rank one above the other on the common clock: compute, collectives without their
 /// waiting, and waiting for peers, first over the common window (where the verdicts are judged).
-/// Every rank's spans on the common clock, when the view has every rank's trace.
-fn rank_spans(r: &RanksView<'_>) -> Option<RanksSpans> {
-    let ids: Vec<RankId> = r
-        .analysis
-        .ranks
-        .iter()
-        .map(|k| RankId { rank: k.rank, from: RankSource::DistributedInfo, note: None })
-        .collect();
-    let traces: Vec<RankTrace> =
-        ids.iter().filter_map(|id| Some(RankTrace { id, trace: r.trace_of(id.rank)? })).collect();
-    (!traces.is_empty() && traces.len() == ids.len()).then(|| RanksSpans::new(&traces))
-}
-
 fn ranks_timeline(spans: &RanksSpans) -> Markup {
     let Some((lo, hi)) = spans.extent() else { return html! {} };
     let origin = spans.common.map_or(lo, |c| c.0);
@@ -613,7 +568,7 @@ fn histograms(checks: &[Check], a: &Analysis, f: &Findings, whose: &str) -> Mark
     let launches: Vec<f64> = a.replays.iter().map(|r| r.launch_us).filter(|v| v.is_finite()).collect();
     let gaps: Vec<f64> =
         f.devices.iter().flat_map(|d| d.gaps.iter().map(|(s, e)| (e - s) as f64 / 1000.0)).collect();
-    let limit = checks.iter().find(|c| c.id == "graph_launch").and_then(|c| c.limit.as_f64());
+    let limit = checks.iter().find(|c| c.id == CheckId::GraphLaunch).and_then(|c| c.limit.as_f64());
     // No launch and no gap: no heading over nothing.
     if launches.is_empty() && gaps.is_empty() {
         return html! {};
@@ -783,12 +738,13 @@ mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
     use crate::PhaseSamples;
+    use launchguard_judge::CheckId;
     use launchguard_judge::{Check, Verdict};
 
     #[test]
     fn check_view_renders_its_phases_side_by_side() {
         let checks = vec![Check::new(
-            "overhead",
+            CheckId::Other("overhead".into()),
             Status::Fail,
             Some(3.1),
             Some(2.0),
@@ -815,7 +771,7 @@ mod tests {
         let mut view = view_with_checks(&checks, &doc);
         view.command = "check";
         view.phases = &phases;
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         assert!(html.contains("Host cost per replay, by phase"));
         for label in ["before (100)", "profiled (100)", "after (100)"] {
             assert!(html.contains(label), "box plot labelled {label}");
@@ -847,7 +803,7 @@ mod tests {
         r.warnings = vec!["rank 1 <b>late</b>".to_string()];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         let ranks = section(&html, "ranks").expect("a ranks section");
         // Two tables of a row per rank: the common window (with the verdict), then the own one.
         let rows: Vec<&str> = ranks.split("<tr class=\"s-").skip(1).collect();
@@ -889,12 +845,12 @@ mod tests {
 
     #[test]
     fn no_trace_no_timeline() {
-        let checks = vec![Check::new("torch", Status::Skip, None, None, "no GPU")];
+        let checks = vec![Check::new(CheckId::Other("torch".into()), Status::Skip, None, None, "no GPU")];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let mut view = view_with_checks(&checks, &doc);
         view.verdict = Verdict::Skip;
         view.reason = Some("no GPU on this machine");
-        let html = String::from_utf8(Html.render(&view).unwrap()).unwrap();
+        let html = run(&view);
         assert!(html.contains("no GPU on this machine") && !html.contains("GPU timeline"));
         assert!(html.contains("class=\"verdict v-skip\""));
         assert!(section(&html, "ranks").is_none(), "one result, no ranks section");

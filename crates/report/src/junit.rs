@@ -5,26 +5,23 @@
 use launchguard_judge::{Check, Status};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::{value_text, Export, View};
+use crate::error::Result;
+use crate::{value_text, View};
 
-/// JUnit XML report.
-pub struct Junit;
-
-impl Export for Junit {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut properties = vec![("verdict", view.verdict.as_str().to_string())];
-        if let Some(a) = view.analysis {
-            properties.push(("trace", a.source.path.clone()));
-        }
-        if let Some(r) = view.reason {
-            properties.push(("reason", r.to_string()));
-        }
-        xml(view.command, &properties, view.checks)
+/// The JUnit XML of a run's checks.
+pub(crate) fn run(view: &View<'_>) -> Result<Vec<u8>> {
+    let mut properties = vec![("verdict", view.verdict.as_str().to_string())];
+    if let Some(a) = view.analysis {
+        properties.push(("trace", a.source.path.clone()));
     }
+    if let Some(r) = view.reason {
+        properties.push(("reason", r.to_string()));
+    }
+    xml(view.command, &properties, view.checks)
 }
 
 /// The JUnit XML of `command`'s checks: one suite with `properties`, one testcase per check.
-pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> anyhow::Result<Vec<u8>> {
+pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Result<Vec<u8>> {
     let classname = format!("launchguard.{command}");
     let mut suite = TestSuite::new(format!("launchguard {command}"));
     for (name, value) in properties {
@@ -74,17 +71,18 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> an
 mod tests {
     use super::*;
     use crate::test_support::view_with_checks;
+    use launchguard_judge::CheckId;
 
     #[test]
     fn one_testcase_per_check_with_failures_and_skips() {
         let checks = vec![
-            Check::new("occupancy", Status::Fail, Some(0.706), Some(0.8), "busy 70.6% <b>&"),
-            Check::new("gaps", Status::Warn, Some(7.0), Some(5.0), "7 gaps").with_hint("look"),
-            Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
-            Check::new("trace_complete", Status::Pass, Some(9466.0), None, "9466 events read"),
+            Check::new(CheckId::Occupancy, Status::Fail, Some(0.706), Some(0.8), "busy 70.6% <b>&"),
+            Check::new(CheckId::Gaps, Status::Warn, Some(7.0), Some(5.0), "7 gaps").with_hint("look"),
+            Check::new(CheckId::GraphLaunch, Status::Skip, None, None, "no graph launch"),
+            Check::new(CheckId::TraceComplete, Status::Pass, Some(9466.0), None, "9466 events read"),
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
-        let xml = Junit.render(&view_with_checks(&checks, &doc)).unwrap();
+        let xml = run(&view_with_checks(&checks, &doc)).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
         let root = doc.root_element();

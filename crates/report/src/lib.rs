@@ -1,30 +1,35 @@
-//! Renderers of launchguard results. Each format is one small module behind [`Export`], fed the
-//! same [`View`], as hyperfine does for its exports.
+//! Renderers of launchguard results. Every document kind ([`Doc`]) meets every format ([`Kind`])
+//! in [`render()`], one exhaustive match; each format is one small module. A run (`analyze`,
+//! `check`) is rendered from one [`View`]; text from an input is escaped for a terminal in one
+//! place ([`escape`]).
 
 pub mod annotate;
-pub mod atomic;
 mod charts;
 pub mod compare;
-pub mod csv_tables;
+mod csv_tables;
 pub mod document;
+pub mod error;
 pub mod escape;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
+mod html;
+mod junit;
+mod linkage_terminal;
+mod markdown;
 pub mod names;
 mod ranks_table;
-pub mod ranks_terminal;
+mod ranks_terminal;
+mod render;
+mod selftest_terminal;
 pub mod terminal;
 mod timeline_svg;
 
+use launchguard_analysis::spans::{Findings, RanksSpans};
 use launchguard_analysis::Analysis;
 use launchguard_judge::RanksReport;
 use launchguard_judge::{Check, Verdict};
-use launchguard_trace::{Timeline, Trace};
 
-pub use atomic::{write_atomic, write_atomic_with};
 pub use document::Document;
+pub use error::ReportError;
+pub use render::{render, Doc, Kind, Rendered};
 
 /// One phase of a `check` run (profiler off before, on, off after): its samples and summary.
 #[derive(Debug, Clone, Copy)]
@@ -48,8 +53,9 @@ pub struct View<'a> {
     pub checks: &'a [Check],
     /// The trace analysis, when there is a trace.
     pub analysis: Option<&'a Analysis>,
-    /// The trace's records, for timelines and annotated copies.
-    pub timeline: Option<&'a Timeline>,
+    /// The spans the analysis measured, for timelines, the gaps table and annotated copies;
+    /// `None` when no drawing format was asked for.
+    pub findings: Option<&'a Findings>,
     /// Host samples per phase (check only).
     pub phases: &'a [PhaseSamples<'a>],
     /// The JSON document of the result (analysis/1 or check/1), for formats that embed it.
@@ -60,30 +66,33 @@ pub struct View<'a> {
 }
 
 /// The cross-rank part of a view: the ranks analysed together, and which rank the single-trace
-/// part of the view (`analysis`, `timeline`) belongs to, so that reports can say so.
+/// part of the view (`analysis`, `findings`) belongs to, so that reports can say so.
 #[derive(Debug, Clone, Copy)]
 pub struct RanksView<'a> {
     /// The multi-rank analysis (`launchguard.analysis-ranks/1`).
     pub analysis: &'a RanksReport,
-    /// The rank whose trace `View::analysis` and `View::timeline` are: the worst rank for
+    /// The rank whose trace `View::analysis` and `View::findings` are: the worst rank for
     /// `analyze`, rank 0 for `check`.
     pub detail_rank: u64,
-    /// Every rank's trace, in any order (each found by its path), for the formats that draw or
-    /// copy every rank (the HTML timelines, the annotated copies, the gaps CSV); empty when the
-    /// caller has none. Set with [`View::with_rank_traces`].
-    pub traces: &'a [&'a Trace],
+    /// Every rank's spans, for the formats that draw every rank (the HTML timelines, the
+    /// annotated copies, the gaps CSV); `None` when none was asked for. Set with
+    /// [`View::with_rank_spans`].
+    pub drawn: Option<RanksDrawn<'a>>,
+}
+
+/// Every rank's measured spans.
+#[derive(Debug, Clone, Copy)]
+pub struct RanksDrawn<'a> {
+    /// Each rank's own spans, `(rank, spans)`.
+    pub ranks: &'a [(u64, Findings)],
+    /// The ranks on one clock.
+    pub across: &'a RanksSpans,
 }
 
 impl<'a> RanksView<'a> {
-    /// The trace of `rank`, when the view has it.
-    pub fn trace_of(&self, rank: u64) -> Option<&'a Trace> {
-        let path = &self.analysis.ranks.iter().find(|k| k.rank == rank)?.analysis.figures.source.path;
-        self.traces.iter().copied().find(|t| t.source.path.display().to_string() == *path)
-    }
-
-    /// The records of `rank`'s trace, when the view has them.
-    pub fn timeline_of(&self, rank: u64) -> Option<&'a Timeline> {
-        self.trace_of(rank).map(|t| &t.timeline)
+    /// The spans of `rank`, when the view has them.
+    pub fn findings_of(&self, rank: u64) -> Option<&'a Findings> {
+        self.drawn?.ranks.iter().find(|(r, _)| *r == rank).map(|(_, f)| f)
     }
 }
 
@@ -92,7 +101,7 @@ impl<'a> View<'a> {
     /// own checks, or those across ranks.
     pub fn of_analysis(
         analysis: &'a Analysis,
-        timeline: &'a Timeline,
+        findings: Option<&'a Findings>,
         checks: &'a [Check],
         verdict: Verdict,
         document: &'a Document,
@@ -103,7 +112,7 @@ impl<'a> View<'a> {
             reason: None,
             checks,
             analysis: Some(analysis),
-            timeline: Some(timeline),
+            findings,
             phases: &[],
             document,
             ranks: None,
@@ -118,25 +127,12 @@ impl<'a> View<'a> {
     /// The same view with the cross-rank analysis `ranks`; `detail_rank` is the rank whose trace
     /// the view's single-trace analysis and timeline are.
     pub fn with_ranks(self, ranks: &'a RanksReport, detail_rank: u64) -> Self {
-        View { ranks: Some(RanksView { analysis: ranks, detail_rank, traces: &[] }), ..self }
+        View { ranks: Some(RanksView { analysis: ranks, detail_rank, drawn: None }), ..self }
     }
 
-    /// The same view with every rank's trace (after [`View::with_ranks`]; no effect before).
-    pub fn with_rank_traces(self, traces: &'a [&'a Trace]) -> Self {
-        View { ranks: self.ranks.map(|r| RanksView { traces, ..r }), ..self }
-    }
-}
-
-/// One output format.
-pub trait Export {
-    /// Renders the view into the bytes of a file (or of standard output).
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>>;
-
-    /// Streams the rendering into `out`. Formats whose output can be as large as the trace (the
-    /// annotated copy) override this so that nothing trace-sized is held in memory.
-    fn write_to(&self, view: &View<'_>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-        out.write_all(&self.render(view)?)?;
-        Ok(())
+    /// The same view with every rank's spans (after [`View::with_ranks`]; no effect before).
+    pub fn with_rank_spans(self, drawn: Option<RanksDrawn<'a>>) -> Self {
+        View { ranks: self.ranks.map(|r| RanksView { drawn, ..r }), ..self }
     }
 }
 

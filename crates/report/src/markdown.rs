@@ -7,69 +7,65 @@ use std::fmt::Write as _;
 use launchguard_judge::{Status, Verdict};
 
 use crate::terminal::human_us;
-use crate::{ranks_table, value_text, Export, RanksView, View};
+use crate::{ranks_table, value_text, RanksView, View};
 
-/// Markdown summary.
-pub struct Markdown;
-
-impl Export for Markdown {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut out = String::new();
-        let _ = write!(out, "### launchguard {}: {}", view.command, verdict_badge(view.verdict));
-        if let Some(r) = view.reason {
-            let _ = write!(out, " ({})", cell(r));
-        }
-        out.push_str("\n\n");
-        match &view.ranks {
-            Some(r) => ranks_section(&mut out, r),
-            None => trace_line(&mut out, view),
-        }
-        if !view.checks.is_empty() {
-            out.push_str("| | check | value | limit | result |\n|---|---|---:|---:|---|\n");
-            for c in view.checks {
-                let hint = match (&c.hint, c.status >= Status::Warn) {
-                    (Some(h), true) => format!("<br>hint: {}", cell(h)),
-                    _ => String::new(),
-                };
-                let _ = writeln!(
-                    out,
-                    "| {} | `{}` | {} | {} | {}{hint} |",
-                    status_badge(c.status),
-                    c.id.replace('`', "'"),
-                    cell(&value_text(&c.value)),
-                    cell(&value_text(&c.limit)),
-                    cell(&c.message)
-                );
-            }
-            out.push('\n');
-        }
-        match (&view.ranks, view.analysis) {
-            // Every rank in turn, the rank of the single-trace detail included.
-            (Some(r), Some(_)) => {
-                for k in &r.analysis.ranks {
-                    let a = &k.analysis.figures;
-                    let which = if k.rank == r.analysis.across.worst_rank { " (the worst rank)" } else { "" };
-                    let _ = writeln!(out, "#### Rank {}{which}: {}\n", k.rank, verdict_badge(k.verdict));
-                    trace_line_of(&mut out, a);
-                    key_figures(&mut out, a);
-                    kernels(&mut out, a, TOP_KERNELS_PER_RANK);
-                }
-            }
-            _ => {
-                if let Some(a) = view.analysis {
-                    key_figures(&mut out, a);
-                    kernels(&mut out, a, TOP_KERNELS);
-                }
-            }
-        }
-        phases(&mut out, view);
-        if let (Some(a), None) = (view.analysis, &view.ranks) {
-            for w in &a.warnings {
-                let _ = writeln!(out, "> **warning:** {}", cell(w));
-            }
-        }
-        Ok(out.into_bytes())
+/// The Markdown summary of a run.
+pub(crate) fn run(view: &View<'_>) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "### launchguard {}: {}", view.command, verdict_badge(view.verdict));
+    if let Some(r) = view.reason {
+        let _ = write!(out, " ({})", cell(r));
     }
+    out.push_str("\n\n");
+    match &view.ranks {
+        Some(r) => ranks_section(&mut out, r),
+        None => trace_line(&mut out, view),
+    }
+    if !view.checks.is_empty() {
+        out.push_str("| | check | value | limit | result |\n|---|---|---:|---:|---|\n");
+        for c in view.checks {
+            let hint = match (&c.hint, c.status >= Status::Warn) {
+                (Some(h), true) => format!("<br>hint: {}", cell(h)),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} | {}{hint} |",
+                status_badge(c.status),
+                c.id.as_str().replace('`', "'"),
+                cell(&value_text(&c.value)),
+                cell(&value_text(&c.limit)),
+                cell(&c.message)
+            );
+        }
+        out.push('\n');
+    }
+    match (&view.ranks, view.analysis) {
+        // Every rank in turn, the rank of the single-trace detail included.
+        (Some(r), Some(_)) => {
+            for k in &r.analysis.ranks {
+                let a = &k.analysis.figures;
+                let which = if k.rank == r.analysis.across.worst_rank { " (the worst rank)" } else { "" };
+                let _ = writeln!(out, "#### Rank {}{which}: {}\n", k.rank, verdict_badge(k.verdict));
+                trace_line_of(&mut out, a);
+                key_figures(&mut out, a);
+                kernels(&mut out, a, TOP_KERNELS_PER_RANK);
+            }
+        }
+        _ => {
+            if let Some(a) = view.analysis {
+                key_figures(&mut out, a);
+                kernels(&mut out, a, TOP_KERNELS);
+            }
+        }
+    }
+    phases(&mut out, view);
+    if let (Some(a), None) = (view.analysis, &view.ranks) {
+        for w in &a.warnings {
+            let _ = writeln!(out, "> **warning:** {}", cell(w));
+        }
+    }
+    out
 }
 
 /// Kernel rows in the Markdown summary (all of them are in the JSON and the CSV).
@@ -293,16 +289,17 @@ mod tests {
     use crate::PhaseSamples;
     use crate::View;
     use launchguard_judge::Check;
+    use launchguard_judge::CheckId;
 
     #[test]
     fn verdict_and_one_table_row_per_check() {
         let checks = vec![
-            Check::new("occupancy", Status::Fail, Some(0.706), Some(0.8), "busy | 70.6%")
+            Check::new(CheckId::Occupancy, Status::Fail, Some(0.706), Some(0.8), "busy | 70.6%")
                 .with_hint("look at gaps"),
-            Check::new("graph_launch", Status::Skip, None, None, "no graph launch"),
+            Check::new(CheckId::GraphLaunch, Status::Skip, None, None, "no graph launch"),
         ];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
-        let md = String::from_utf8(Markdown.render(&view_with_checks(&checks, &doc)).unwrap()).unwrap();
+        let md = run(&view_with_checks(&checks, &doc));
         assert!(md.starts_with("### launchguard analyze: ❌ FAIL\n"));
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ❌") || l.starts_with("| ⏭️")).collect();
         assert_eq!(rows.len(), 2);
@@ -329,7 +326,7 @@ mod tests {
         let r = crate::test_support::two_ranks();
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
-        let md = String::from_utf8(Markdown.render(&view).unwrap()).unwrap();
+        let md = run(&view);
         assert!(md.starts_with("### launchguard analyze: ❌ FAIL\n\n#### Ranks\n\n2 ranks, world size 2. Figures over the common window, 145.0 µs,"), "{md}");
         assert_eq!(
             rank_rows(&md),
@@ -372,7 +369,7 @@ mod tests {
         r.warnings = vec!["rank 1 | <late>".to_string()];
         let doc = crate::Document::of(&serde_json::json!({})).unwrap();
         let view = view_with_checks(&r.checks, &doc).with_ranks(&r, 0);
-        let md = String::from_utf8(Markdown.render(&view).unwrap()).unwrap();
+        let md = run(&view);
         assert!(
             md.contains("No common window (see the warnings): figures over each rank's own window"),
             "{md}"
@@ -411,15 +408,14 @@ mod tests {
             &Default::default(),
         );
         let doc = crate::Document::of(&analysis).unwrap();
-        let one =
-            View::of_analysis(&analysis.figures, &trace.timeline, &analysis.checks, analysis.verdict, &doc);
-        let md = String::from_utf8(Markdown.render(&one).unwrap()).unwrap();
+        let one = View::of_analysis(&analysis.figures, None, &analysis.checks, analysis.verdict, &doc);
+        let md = run(&one);
         assert!(!md.contains("#### Ranks") && !md.contains("#### Rank ") && !md.contains("| rank "), "{md}");
         // One trace: its kernel table (one kernel `k`, 2 µs, all of the GPU time).
         assert!(md.contains("| `k` | 100.0% | 2.0 µs | 1 | 2.0 µs | 2.0 µs | 2.0 µs |"), "{md}");
         let r = crate::test_support::two_ranks();
         for detail in [0, 1] {
-            let md = String::from_utf8(Markdown.render(&one.with_ranks(&r, detail)).unwrap()).unwrap();
+            let md = run(&one.with_ranks(&r, detail));
             // Each rank in turn, after the ranks and the checks, with its own trace and figures.
             let at0 =
                 md.find("#### Rank 0 (the worst rank): ❌ FAIL\n\nTrace `").unwrap_or_else(|| panic!("{md}"));
@@ -443,7 +439,8 @@ mod tests {
 
     #[test]
     fn phases_table_has_percentiles() {
-        let checks = vec![Check::new("overhead", Status::Pass, Some(1.0), Some(2.0), "ok")];
+        let checks =
+            vec![Check::new(CheckId::Other("overhead".into()), Status::Pass, Some(1.0), Some(2.0), "ok")];
         use launchguard_analysis::context::PhaseReport;
         let before = PhaseReport::from_samples(vec![10.0, 20.0, 30.0, 40.0, 50.0], Vec::new(), Some(250.0));
         let profiled = PhaseReport::from_samples(vec![100.0], Vec::new(), None);
@@ -455,7 +452,7 @@ mod tests {
         let mut view = view_with_checks(&checks, &doc);
         view.command = "check";
         view.phases = &phases;
-        let md = String::from_utf8(Markdown.render(&view).unwrap()).unwrap();
+        let md = run(&view);
         // p50 of 10..50 is 30; p99 = 40 + 0.96 × 10 = 49.6 (linear interpolation).
         assert!(md.contains("| before | 5 | 30.0 µs | 49.6 µs | 250.0 µs |"), "{md}");
         assert!(md.contains("| profiled | 1 | 100.0 µs | 100.0 µs | – |"), "{md}");

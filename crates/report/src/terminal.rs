@@ -6,11 +6,7 @@ use launchguard_analysis::model::{Analysis, Figures};
 use launchguard_judge::{Check, Status};
 
 use crate::escape::one_line;
-use crate::{Export, View};
-
-/// Plain-text report for a terminal (no colour codes: CI logs stay clean; [`paint`] adds them
-/// where the output is a terminal).
-pub struct Terminal;
+use crate::View;
 
 /// The same report with the check statuses and the verdict coloured (ANSI): green pass, yellow
 /// warn, red fail, dim skip. The caller writes it through a stream that strips the codes where
@@ -40,28 +36,28 @@ pub fn paint(text: &str) -> String {
     out
 }
 
-impl Export for Terminal {
-    fn render(&self, view: &View<'_>) -> anyhow::Result<Vec<u8>> {
-        let mut out = String::new();
-        if let Some(a) = view.analysis {
-            analysis_section(&mut out, a);
-        }
-        if !view.phases.is_empty() {
-            phases_section(&mut out, view);
-        }
-        checks_section_titled(&mut out, "checks", view.checks);
-        if let Some(a) = view.analysis {
-            for w in &a.warnings {
-                let _ = writeln!(out, "warning: {}", one_line(w));
-            }
-        }
-        let _ = write!(out, "verdict: {}", view.verdict.as_str().to_uppercase());
-        if let Some(r) = view.reason {
-            let _ = write!(out, " ({})", one_line(r));
-        }
-        out.push('\n');
-        Ok(out.into_bytes())
+/// The plain-text report of one trace's run for a terminal (no colour codes: CI logs stay clean;
+/// [`paint`] adds them where the output is a terminal).
+pub(crate) fn run(view: &View<'_>) -> String {
+    let mut out = String::new();
+    if let Some(a) = view.analysis {
+        analysis_section(&mut out, a);
     }
+    if !view.phases.is_empty() {
+        phases_section(&mut out, view);
+    }
+    checks_section_titled(&mut out, "checks", view.checks);
+    if let Some(a) = view.analysis {
+        for w in &a.warnings {
+            let _ = writeln!(out, "warning: {}", one_line(w));
+        }
+    }
+    let _ = write!(out, "verdict: {}", view.verdict.as_str().to_uppercase());
+    if let Some(r) = view.reason {
+        let _ = write!(out, " ({})", one_line(r));
+    }
+    out.push('\n');
+    out
 }
 
 pub use launchguard_analysis::units::{human_bytes, human_us};

@@ -13,7 +13,7 @@ pub fn view_with_checks<'a>(checks: &'a [Check], document: &'a crate::Document) 
         reason: None,
         checks,
         analysis: None,
-        timeline: None,
+        findings: None,
         phases: &[],
         document,
         ranks: None,

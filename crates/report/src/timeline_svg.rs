@@ -8,7 +8,7 @@
 //! The data is bounded whatever the trace: a row keeps its exact spans up to [`MAX_SPANS`], else
 //! its busy fraction over [`FINE_COLUMNS`] columns; marks are listed one by one up to
 //! [`MAX_ITEMS`], else drawn as coverage; kernel names for hovering are kept up to
-//! [`MAX_KERNELS`] activities per timeline.
+//! [`launchguard_analysis::spans::MAX_NAMED`] activities per trace.
 
 use launchguard_analysis::intervals::Span;
 use maud::{html, Markup, PreEscaped};
@@ -33,8 +33,6 @@ pub const MAX_SPANS: usize = 40_000;
 /// Columns of a row's busy fraction when its spans are too many to keep (zooming past
 /// `FINE_COLUMNS / PLOT_W` times shows columns, not kernels).
 pub const FINE_COLUMNS: usize = 8192;
-/// Activities whose names are kept for hovering, per timeline.
-pub const MAX_KERNELS: usize = 30_000;
 
 /// How a row is drawn.
 #[derive(Debug, Clone, Serialize)]

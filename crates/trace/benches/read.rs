@@ -1,5 +1,6 @@
-//! Reading throughput of every reader (the hand-written `fast`, the candidates on sonic-rs and
-//! simd-json, the serde reference): `cargo bench -p launchguard-trace --bench read`.
+//! Reading throughput of every reader (the hand-written `fast`, the serde reference, and with
+//! `--features candidates` the readers on sonic-rs and simd-json):
+//! `cargo bench -p launchguard-trace --bench read --features candidates`.
 //! `LG_BENCH_READERS` picks some of them (`fast sonic simd-json simple`).
 //!
 //! Reads the traces named in `LG_BENCH_TRACES` (space-separated paths, e.g. those bench/gen_trace.py
@@ -9,7 +10,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_main, Criterion, Throughput};
 use launchguard_trace::{read_with, Parser};
 
 /// The events of a Kineto trace repeated `copies` times (times and ids are left as they are: the
@@ -53,7 +54,8 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     vec![plain, gzip]
 }
 
-fn bench(c: &mut Criterion) {
+/// Reads each trace with each reader.
+pub fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     for path in inputs(dir.path()) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -71,9 +73,12 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text_bytes as u64)).sample_size(10);
         let readers = [
             ("fast", Parser::Fast),
-            ("sonic", Parser::Sonic),
-            ("simd-json", Parser::SimdJson),
             ("simple", Parser::Simple),
+            // `--features candidates` adds the readers on sonic-rs and simd-json.
+            #[cfg(feature = "candidates")]
+            ("sonic", Parser::Sonic),
+            #[cfg(feature = "candidates")]
+            ("simd-json", Parser::SimdJson),
         ];
         let wanted =
             std::env::var("LG_BENCH_READERS").unwrap_or_else(|_| "fast sonic simd-json simple".into());
@@ -87,5 +92,10 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+// criterion's macro defines an undocumented function.
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::bench);
+}
+use group::benches;
 criterion_main!(benches);

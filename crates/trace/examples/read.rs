@@ -3,7 +3,7 @@
 //! are stated against (`cargo build --release -p launchguard-trace --example read`).
 //!
 //!     read FILE                 # the default reader (fast), plain or gzip
-//!     read FILE sonic           # another: fast, sonic, simd-json, simple
+//!     read FILE simple          # another: fast, simple (and sonic, simd-json with --features candidates)
 //!
 //! Prints the events read; exits 2 on a trace it cannot read.
 
@@ -13,7 +13,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let parser = match args.get(2).map(String::as_str) {
         None | Some("fast") => Some(Parser::Fast),
+        #[cfg(feature = "candidates")]
         Some("sonic") => Some(Parser::Sonic),
+        #[cfg(feature = "candidates")]
         Some("simd-json") => Some(Parser::SimdJson),
         Some("simple") => Some(Parser::Simple),
         Some(_) => None,

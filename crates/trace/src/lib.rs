@@ -15,6 +15,7 @@
 //! println!("{} GPU activities", trace.timeline.activities.len());
 //! ```
 
+#[cfg(feature = "candidates")]
 mod candidates;
 pub mod error;
 pub mod event;
@@ -74,11 +75,13 @@ pub enum Parser {
     /// `Simple` on every trace (tests/cli/parsers.rs), about ten times faster.
     #[default]
     Fast,
-    /// Candidate (issue 19): sonic-rs's serde deserializer over parts of the events array, raw
-    /// number text kept; measured against `Fast` in docs/benchmarks.md.
+    /// Candidate (feature `candidates`): sonic-rs's serde deserializer over parts of the events
+    /// array, raw number text kept; measured against `Fast` in docs/benchmarks.md.
+    #[cfg(feature = "candidates")]
     Sonic,
-    /// Candidate (issue 19): simd-json's serde deserializer (tape) over parts of the events array;
-    /// numbers through `f64`, so timestamps past 15–17 digits are not exact.
+    /// Candidate (feature `candidates`): simd-json's serde deserializer (tape) over parts of the
+    /// events array; numbers through `f64`, so timestamps past 15–17 digits are not exact.
+    #[cfg(feature = "candidates")]
     SimdJson,
 }
 
@@ -143,6 +146,7 @@ fn read_input(
         (Parser::Fast, input::Input::Stream(reader)) => {
             fast::parse_stream(reader, block, reopen, stdin, &mut builder)
         }
+        #[cfg(feature = "candidates")]
         (Parser::Sonic | Parser::SimdJson, input) => {
             let krate = match parser {
                 Parser::Sonic => candidates::Crate::Sonic,

@@ -139,6 +139,7 @@ fn offset_of(buf: &[u8], line: usize, column: usize) -> usize {
 
 /// The reference parser over `prefix` (a synthetic opening, `fast::replay::prefix`) then `text`:
 /// whether it saw events, and where in `text` the document ends. What follows is the caller's.
+#[cfg(feature = "candidates")]
 pub(crate) fn simple_prefixed(
     prefix: &[u8],
     text: &[u8],

@@ -12,6 +12,7 @@ use crate::model_ranks::*;
 /// judged unaligned: GPU timestamps converted to the host clock carry sub-µs error.
 pub const CLOCK_TOLERANCE_NS: i64 = 1_000;
 
+/// What a communication kernel is, for matching it across ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CollectiveKind {
     /// Every rank of the communicator takes part (all_reduce, all_gather, reduce_scatter,

@@ -42,8 +42,10 @@ mod identify;
 use launchguard_trace::Trace;
 
 use crate::analyze::{analyze, AnalyzeError, Options};
+use crate::intervals::Span;
 use crate::model::Analysis;
 use crate::model_ranks::*;
+use crate::spans::RanksSpans;
 
 use collectives::*;
 pub use collectives::{collective_kind, CollectiveKind, CLOCK_TOLERANCE_NS};
@@ -96,12 +98,13 @@ pub fn measure_rank(trace: &Trace, id: RankId, opts: &Options) -> Result<RankPar
 /// cover whole traces (so the command refuses it with several traces).
 pub fn analyze_ranks(ranks: &[RankTrace], opts: &Options) -> Result<RanksAnalysis, AnalyzeError> {
     let parts = ranks.iter().map(|r| measure_rank(r.trace, r.id.clone(), opts)).collect::<Result<_, _>>()?;
-    Ok(combine(parts).expect("identify refused duplicate ranks"))
+    Ok(combine(parts).expect("identify refused duplicate ranks").0)
 }
 
 /// The ranks of one run together, from each rank measured on its own ([`measure_rank`], in any
-/// order): two parts of one rank are an error.
-pub fn combine(mut parts: Vec<RankPart>) -> Result<RanksAnalysis, RanksError> {
+/// order), with the spans behind the cross-rank figures for the formats that draw them: two parts
+/// of one rank are an error.
+pub fn combine(mut parts: Vec<RankPart>) -> Result<(RanksAnalysis, RanksSpans), RanksError> {
     parts.sort_by_key(|p| p.id.rank);
     for pair in parts.windows(2) {
         if pair[0].id.rank == pair[1].id.rank {
@@ -242,7 +245,8 @@ pub fn combine(mut parts: Vec<RankPart>) -> Result<RanksAnalysis, RanksError> {
         .count() as u64;
 
     let node_figures = node_figures(&out_ranks, &data, skew_common.as_ref().or(skew_all.as_ref()));
-    Ok(RanksAnalysis {
+    let spans = spans_of(&data, common, split);
+    let analysis = RanksAnalysis {
         schema: RANKS_SCHEMA.to_string(),
         world_size,
         ranks: out_ranks,
@@ -259,7 +263,8 @@ pub fn combine(mut parts: Vec<RankPart>) -> Result<RanksAnalysis, RanksError> {
             nodes: node_figures,
         },
         warnings,
-    })
+    };
+    Ok((analysis, spans))
 }
 
 /// Per node (the ranks' hosts), when the ranks ran on more than one known node: its ranks, their
@@ -309,36 +314,9 @@ fn node_figures(ranks: &[RankAnalysis], data: &[RankData], skew: Option<&Skew>) 
 
 /// The spans behind each rank's [`RankFigures`], on the common clock, for the formats that draw
 /// them ([`crate::spans::RanksSpans`]): compute, collectives without their waiting, waiting for
-/// peers, and the common window. Built with the same steps as [`analyze_ranks`]: the same
-/// offsets, matching, clock check and waits.
-pub(crate) fn split_spans(ranks: &[RankTrace]) -> crate::spans::RanksSpans {
+/// peers, from the data [`combine`] measured (its waits assigned when `split`).
+fn spans_of(data: &[RankData], common: Option<Span>, split: bool) -> RanksSpans {
     use crate::intervals::union;
-    let base = ranks.iter().filter_map(|r| r.trace.timeline.meta.base_time_ns).min();
-    let mut data: Vec<RankData> = ranks
-        .iter()
-        .map(|r| {
-            let offset = match (r.trace.timeline.meta.base_time_ns, base) {
-                (Some(b), Some(lowest)) => b - lowest,
-                _ => 0,
-            };
-            let mut d = rank_data(r.trace, r.id.rank);
-            d.shift(offset);
-            d
-        })
-        .collect();
-    let matching = match_collectives(&data);
-    let split = clock_check(&data, &matching.groups).aligned != Some(false);
-    if split {
-        assign_waits(&mut data, &matching.groups);
-    }
-    let common = {
-        let start = data.iter().filter_map(|d| d.extent).map(|e| e.0).max();
-        let end = data.iter().filter_map(|d| d.extent).map(|e| e.1).min();
-        match (start, end) {
-            (Some(s), Some(e)) if s < e && data.iter().all(|d| d.extent.is_some()) => Some((s, e)),
-            _ => None,
-        }
-    };
     let ranks = data
         .iter()
         .map(|d| {
@@ -363,7 +341,7 @@ pub(crate) fn split_spans(ranks: &[RankTrace]) -> crate::spans::RanksSpans {
             }
         })
         .collect();
-    crate::spans::RanksSpans { ranks, common, waits_split: split }
+    RanksSpans { ranks, common, waits_split: split }
 }
 
 #[cfg(test)]
@@ -427,7 +405,7 @@ mod tests {
             .iter()
             .map(|t| measure_rank(t, rank_of(t).unwrap(), &Options::default()).unwrap())
             .collect();
-        let a = combine(parts).unwrap();
+        let (a, _) = combine(parts).unwrap();
         let nodes: Vec<(&str, &[u64])> =
             a.across.nodes.iter().map(|n| (n.node.as_str(), n.ranks.as_slice())).collect();
         assert_eq!(nodes, [("node-a", &[0, 1][..]), ("node-b", &[2, 3][..])]);
@@ -466,7 +444,8 @@ mod tests {
         let ids: Vec<RankId> =
             (0..2).map(|rank| RankId { rank, from: RankSource::DistributedInfo, note: None }).collect();
         let ranks = [RankTrace { id: &ids[0], trace: &t0 }, RankTrace { id: &ids[1], trace: &t1 }];
-        let a = analyze_ranks(&ranks, &Options::default()).unwrap();
+        let parts = ranks.iter().map(|r| measure_rank(r.trace, r.id.clone(), &Options::default()).unwrap());
+        let (a, spans) = combine(parts.collect()).unwrap();
         let w = &a.ranks[0].whole;
         assert_eq!(w.window_us, 0.510);
         assert_eq!(w.busy_us, 0.420); // [10, 400) ∪ [450, 460) ∪ [500, 520)
@@ -488,7 +467,6 @@ mod tests {
         assert_eq!(skew.gpu_start.max_us, 0.0);
         assert_eq!(skew.straggler, None);
         // The spans drawn are the ones measured: rank 0 waits [100, 300) and [500, 520).
-        let spans = crate::spans::RanksSpans::new(&ranks);
         let r0 = &spans.ranks[0];
         assert_eq!(r0.waiting, vec![(100, 300), (500, 520)]);
         assert_eq!(r0.compute, vec![(10, 100), (150, 250)]);

@@ -1,6 +1,6 @@
 //! The statements both engines run, written once (see [`crate::schema::Dialect::sql`]).
 
-/// Columns of a run, in the order [`super::rows`] reads them.
+/// Columns of a run, in the order the row reader reads them.
 pub const RUN_COLUMNS: &str =
     "r.id, r.preset, r.machine, r.lane, r.recorded_at, r.kind, r.source, r.verdict, \
      r.status, r.status_reason, r.build, r.fingerprint, r.identity, m.name, m.value";

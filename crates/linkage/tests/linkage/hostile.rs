@@ -50,6 +50,7 @@ fn child() {
         root: spec["root"].as_str().map(PathBuf::from),
         ld_library_path: Some(String::new()),
         limits,
+        ..Default::default()
     };
     let result = inspect(&target, &opts);
     // This process's own peak (see `run`).

@@ -5,6 +5,7 @@ mod bad_input;
 mod common;
 mod fixtures;
 mod hostile;
+mod hwcaps;
 mod image;
 mod python;
 mod regressions;

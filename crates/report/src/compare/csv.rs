@@ -2,30 +2,23 @@
 //! kernel diff (each rank, each matched graph and the whole trace), and `metrics.csv`, every
 //! metric. Written atomically; times in µs as in the JSON, names in full.
 
-use std::path::{Path, PathBuf};
-
 use launchguard_analysis::kernel_diff::{ChangeKind, KernelChange, KernelSide};
 use launchguard_judge::compare::Comparison;
+
+use crate::error::Result;
 
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, |x| x.to_string())
 }
 
-/// Writes the tables into `dir` (created when missing); returns the files written, in order.
-pub fn write_dir(c: &Comparison, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
-    let mut written = Vec::new();
-    for (name, bytes) in [("kernel_diff.csv", kernel_diff(c)?), ("metrics.csv", metrics(c)?)] {
-        let path = dir.join(name);
-        crate::write_atomic(&path, &bytes)?;
-        written.push(path);
-    }
-    Ok(written)
+/// The tables, `(file name, bytes)`, in order.
+pub(crate) fn tables(c: &Comparison) -> Result<Vec<(&'static str, Vec<u8>)>> {
+    Ok(vec![("kernel_diff.csv", kernel_diff(c)?), ("metrics.csv", metrics(c)?)])
 }
 
 /// Every kernel row: scope (`graph` per replay, or `trace` in all), rank, graph, name, position,
 /// change, both sides and the shifts.
-pub fn kernel_diff(c: &Comparison) -> anyhow::Result<Vec<u8>> {
+pub fn kernel_diff(c: &Comparison) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "rank",
@@ -93,7 +86,7 @@ fn record(rank: &str, scope: &str, graph: &str, k: &KernelChange) -> Vec<String>
 }
 
 /// Every metric: rank, graph, id, both medians, the shift, its interval, p, limit, status.
-pub fn metrics(c: &Comparison) -> anyhow::Result<Vec<u8>> {
+pub fn metrics(c: &Comparison) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "rank",

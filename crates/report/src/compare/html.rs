@@ -7,7 +7,6 @@ use launchguard_analysis::intervals::Span;
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::Findings;
 use launchguard_judge::compare::Comparison;
-use launchguard_trace::Timeline;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::{failures, kernel_tables, metric_header, metric_rows, run_line, KERNEL_HEADER, TOP_KERNELS};
@@ -19,8 +18,8 @@ use crate::timeline_svg::{self as tl, Preset, Row};
 /// One side's trace, to draw.
 #[derive(Debug, Clone, Copy)]
 pub struct TraceSide<'a> {
-    /// The trace's records.
-    pub timeline: &'a Timeline,
+    /// The spans measured in the trace.
+    pub findings: &'a Findings,
     /// Its figures.
     pub analysis: &'a Analysis,
     /// The rank drawn, in runs of several.
@@ -29,11 +28,8 @@ pub struct TraceSide<'a> {
 
 /// The comparison as an HTML page; `traces` are the baseline's and the current trace to draw
 /// (none for check results).
-pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> anyhow::Result<Vec<u8>> {
-    let timeline = match traces {
-        Some(sides) => Some(timeline(sides)?),
-        None => None,
-    };
+pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> crate::error::Result<Vec<u8>> {
+    let timeline = traces.map(timeline);
     let verdict = c.verdict.as_str();
     let document = serde_json::to_string(c)?.replace("</", "<\\/");
     let header = metric_header(c);
@@ -118,16 +114,13 @@ fn shifted(spans: &[Span], anchor: i64) -> Vec<Span> {
 }
 
 /// The two traces' rows on one axis: baseline above, current below.
-fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
-    let findings = [
-        Findings::new(sides[0].timeline, sides[0].analysis)?,
-        Findings::new(sides[1].timeline, sides[1].analysis)?,
-    ];
-    let anchors = [anchor(&findings[0]), anchor(&findings[1])];
+fn timeline(sides: [TraceSide<'_>; 2]) -> Markup {
+    let findings = [sides[0].findings, sides[1].findings];
+    let anchors = [anchor(findings[0]), anchor(findings[1])];
     let end = |f: &Findings, a: Option<i64>| Some(f.extent()?.1 - a?);
-    let extent = end(&findings[0], anchors[0]).max(end(&findings[1], anchors[1])).unwrap_or(0);
+    let extent = end(findings[0], anchors[0]).max(end(findings[1], anchors[1])).unwrap_or(0);
     if extent <= 0 {
-        return Ok(html! {});
+        return html! {};
     }
     let domain = (0, extent);
     let mut rows = Vec::new();
@@ -192,7 +185,7 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
     }
     let t = tl::Timeline { origin: 0, domain, view: domain, rows, presets, lines: Vec::new() };
     let caption = "GPU timelines, baseline above current";
-    Ok(html! {
+    html! {
         section {
             h2 { "GPU timelines" }
             p.note {
@@ -201,5 +194,5 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> anyhow::Result<Markup> {
             }
             (tl::render(&t, caption))
         }
-    })
+    }
 }

@@ -4,7 +4,7 @@
 use launchguard_judge::compare::Comparison;
 
 /// The comparison as JUnit XML.
-pub fn render(c: &Comparison) -> anyhow::Result<Vec<u8>> {
+pub fn render(c: &Comparison) -> crate::error::Result<Vec<u8>> {
     let mut properties = vec![("verdict", c.verdict.as_str().to_string())];
     for (name, run) in [("baseline", &c.baseline), ("current", &c.current)] {
         if let Some(p) = &run.path {
