@@ -63,6 +63,12 @@ pub enum Command {
         after_help = "Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error."
     )]
     Compare(CompareArgs),
+    /// Results across builds: record check results (or import existing ones), show each metric's
+    /// series with its change points, explain what changed at one, reset, gate.
+    #[command(
+        after_help = "Exit codes: 0 done (gate: no series past a change for the worse); 1 the gate fails; 2 error."
+    )]
+    History(crate::cmd::history::HistoryArgs),
 }
 
 /// Output format on standard output.
@@ -289,6 +295,8 @@ pub struct CheckArgs {
     pub reports: ReportArgs,
     #[command(flatten)]
     pub input: InputLimitArgs,
+    #[command(flatten)]
+    pub history: crate::cmd::history::CheckHistoryArgs,
 }
 
 #[derive(Debug, Args)]

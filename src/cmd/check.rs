@@ -167,7 +167,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         eprintln!("launchguard: skip: {reason}");
     }
     emit(&run, &args)?;
-    Ok(run.report.verdict.exit_code() as u8)
+    let gate = super::history::after_check(&run.report, &args.history)?;
+    Ok((run.report.verdict.exit_code() as u8).max(gate))
 }
 
 fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {

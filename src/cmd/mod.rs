@@ -3,6 +3,7 @@
 mod analyze;
 mod check;
 mod compare;
+pub(crate) mod history;
 mod linkage;
 mod selftest;
 mod settings;
@@ -17,5 +18,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Linkage(args) => linkage::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::History(args) => history::run(args),
     }
 }

@@ -7,6 +7,7 @@ mod analyze;
 mod check;
 mod compare;
 mod formats;
+mod history;
 mod hostile;
 mod kernels;
 mod labeled;

@@ -455,3 +455,73 @@ mod tests {
         assert_eq!(map_vaddr(&loads, 0x1800, None), None);
     }
 }
+
+/// The most bytes of `PT_NOTE` segments read for a build id: real libraries carry a few notes of
+/// tens of bytes.
+const MAX_NOTES_BYTES: u64 = 64 << 10;
+
+/// The GNU build id (`NT_GNU_BUILD_ID`, in a `PT_NOTE` segment) of the ELF file at `path`, in
+/// lower-case hex as `readelf -n` prints it; `None` when the file cannot be read as ELF or carries
+/// none. Names the exact build of a library whose path stayed the same.
+pub fn build_id(path: &Path) -> Option<String> {
+    let (file, _) = crate::input::open_regular(path).ok()?;
+    let mut ident = [0u8; 16];
+    let got = read_up_to(&file, 0, &mut ident).ok()?;
+    check_ident(&ident[..got]).ok()?;
+    let data = ReadCache::new(file);
+    match ident[EI_CLASS] {
+        elf::ELFCLASS64 => note_build_id::<elf::FileHeader64<Endianness>, _>(&data),
+        elf::ELFCLASS32 => note_build_id::<elf::FileHeader32<Endianness>, _>(&data),
+        _ => None,
+    }
+}
+
+fn note_build_id<'d, E: FileHeader<Endian = Endianness>, R: ReadRef<'d>>(data: R) -> Option<String> {
+    let header = E::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    let phdrs_bytes = u64::from(header.e_phnum(endian)) * u64::from(header.e_phentsize(endian));
+    if phdrs_bytes > MAX_PHDRS_BYTES {
+        return None;
+    }
+    for ph in header.program_headers(endian, data).ok()? {
+        if ph.p_type(endian) != elf::PT_NOTE || ph.p_filesz(endian).into() > MAX_NOTES_BYTES {
+            continue;
+        }
+        let Ok(Some(mut notes)) = ph.notes(endian, data) else { continue };
+        while let Ok(Some(note)) = notes.next() {
+            if note.n_type(endian) == elf::NT_GNU_BUILD_ID && note.name() == elf::ELF_NOTE_GNU {
+                return Some(note.desc().iter().map(|b| format!("{b:02x}")).collect());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod build_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_system_library_gives_what_readelf_prints() {
+        let lib = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+        let Ok(out) = std::process::Command::new("readelf").arg("-n").arg(lib).output() else {
+            eprintln!("readelf not found: skipped");
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let Some(expected) = text.lines().find_map(|l| l.trim().strip_prefix("Build ID: ")) else {
+            eprintln!("{}: no build id per readelf: skipped", lib.display());
+            return;
+        };
+        assert_eq!(build_id(lib).as_deref(), Some(expected.trim()));
+    }
+
+    #[test]
+    fn not_elf_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.so");
+        std::fs::write(&p, b"INPUT(libfoo.so)").unwrap();
+        assert_eq!(build_id(&p), None);
+        assert_eq!(build_id(dir.path()), None);
+    }
+}

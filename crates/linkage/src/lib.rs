@@ -74,6 +74,7 @@ use std::path::PathBuf;
 
 pub use classify::{classify_library_name, compare_versions, Backend, LibraryKind, ProfilerLib};
 pub use cpu::{CpuLevel, CpuVendor};
+pub use elf::build_id;
 pub use error::LinkageError;
 pub use limits::ClosureCaps;
 pub use loader::{CpuChoice, LoaderAssumption};
