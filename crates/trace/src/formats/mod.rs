@@ -74,8 +74,8 @@ pub fn detect(path: &Path, limits: &Limits) -> Result<Format, TraceError> {
     Ok(if rocprofv3::is_rocprofv3(&text) { Format::Rocprofv3Json } else { Format::Kineto })
 }
 
-/// Reads a file of a format other than Kineto.
-pub(crate) fn read(path: &Path, format: Format, limits: &Limits) -> Result<Trace, TraceError> {
+/// Reads a file of a format other than Kineto (`Format::Kineto` is read by [`crate::read_limited`]).
+pub fn read(path: &Path, format: Format, limits: &Limits) -> Result<Trace, TraceError> {
     match format {
         Format::Kineto => unreachable!("Kineto traces are read by the JSON readers"),
         Format::Rocprofv3Json => rocprofv3::read(path, limits),
