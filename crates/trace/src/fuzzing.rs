@@ -252,42 +252,6 @@ fn members(text: &[u8], seed: u8) -> Vec<u8> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn serde_json_s_private_marker_is_found_however_written() {
-        assert!(serde_private(br#"[{"$serde_json::private::Number": 65536}]"#));
-        // Escaped, and as a value rather than a key: serde_json compares the decoded text.
-        assert!(serde_private(br#"[{"\u0024serde_json::private::Number": "5"}]"#));
-        assert!(serde_private(br#"{"a": "x$serde_json::private::RawValue"}"#));
-        // Not inside a string, split by an escaped quote, or absent.
-        assert!(!serde_private(br#"[1, 2] $serde_json::private::Number"#));
-        assert!(!serde_private(br#"["$serde_json::\"private::Number"]"#));
-        assert!(!serde_private(br#"[{"ph": "X", "name": "serde_json::private", "ts": 1}]"#));
-        // Cut inside a string or an escape.
-        assert!(!serde_private(br#"["$serde_json::priv"#));
-        assert!(!serde_private(br#"["\u00"#));
-    }
-
-    #[test]
-    fn an_object_the_reference_takes_for_a_number_is_left_out_of_the_comparison() {
-        // The reference parser reads `ts` as 5 here, the fast parser as an object (no usable ts):
-        // the fast parser is right, and the harness must not call it a disagreement.
-        let doc = br#"{"traceEvents": [
-            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {"$serde_json::private::Number": "5"}, "dur": 1},
-            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 9, "dur": 1}
-        ]}"#;
-        let mut b = TimelineBuilder::new();
-        let r = tail::simple_slice(doc, &mut b);
-        let reference = outcome(b, r, false, &Limits::DEFAULT);
-        let fast = trace_fast(doc);
-        assert_ne!(reference, fast, "the reference parser no longer misreads the marker: drop the rule");
-        assert!(fast.as_ref().is_ok_and(|t| t.contains("truncated None")), "{fast:?}");
-    }
-}
-
 /// `data` written to a fresh file of this process (the readers of other formats read files),
 /// read by `read`, the file removed; the outcome as text, or the error. Panics when the read
 /// changed the file or left anything beside it (a journal, a WAL), or kept more than the caps
@@ -341,4 +305,40 @@ pub fn formats_rocprofv3(data: &[u8]) -> Result<String, String> {
 /// small caps: a timeline or a one-line error, the input unchanged and nothing written beside it.
 pub fn formats_sqlite(data: &[u8]) -> Result<String, String> {
     read_file(data, |p| crate::formats::read(p, crate::formats::Format::Sqlite, &LIMITS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_json_s_private_marker_is_found_however_written() {
+        assert!(serde_private(br#"[{"$serde_json::private::Number": 65536}]"#));
+        // Escaped, and as a value rather than a key: serde_json compares the decoded text.
+        assert!(serde_private(br#"[{"\u0024serde_json::private::Number": "5"}]"#));
+        assert!(serde_private(br#"{"a": "x$serde_json::private::RawValue"}"#));
+        // Not inside a string, split by an escaped quote, or absent.
+        assert!(!serde_private(br#"[1, 2] $serde_json::private::Number"#));
+        assert!(!serde_private(br#"["$serde_json::\"private::Number"]"#));
+        assert!(!serde_private(br#"[{"ph": "X", "name": "serde_json::private", "ts": 1}]"#));
+        // Cut inside a string or an escape.
+        assert!(!serde_private(br#"["$serde_json::priv"#));
+        assert!(!serde_private(br#"["\u00"#));
+    }
+
+    #[test]
+    fn an_object_the_reference_takes_for_a_number_is_left_out_of_the_comparison() {
+        // The reference parser reads `ts` as 5 here, the fast parser as an object (no usable ts):
+        // the fast parser is right, and the harness must not call it a disagreement.
+        let doc = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {"$serde_json::private::Number": "5"}, "dur": 1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 9, "dur": 1}
+        ]}"#;
+        let mut b = TimelineBuilder::new();
+        let r = tail::simple_slice(doc, &mut b);
+        let reference = outcome(b, r, false, &Limits::DEFAULT);
+        let fast = trace_fast(doc);
+        assert_ne!(reference, fast, "the reference parser no longer misreads the marker: drop the rule");
+        assert!(fast.as_ref().is_ok_and(|t| t.contains("truncated None")), "{fast:?}");
+    }
 }
