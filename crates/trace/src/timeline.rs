@@ -269,6 +269,9 @@ pub struct TraceMeta {
     /// Which profiler backend wrote it, from its version keys (`cupti_version`,
     /// `roctracer_version`, `rocprofiler-sdk_version`).
     pub profiler: Option<String>,
+    /// What the reader of another format noticed and the user should know (a recording that
+    /// cannot show something), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Why events were skipped.
