@@ -92,6 +92,12 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
             t.skipped.not_an_object
         ));
     }
+    if t.names_cut > 0 {
+        warnings.push(format!(
+            "{} names or labels longer than {} bytes were cut to their first {} bytes (--max-name-bytes)",
+            t.names_cut, t.name_cap, t.name_cap
+        ));
+    }
     let source = Source {
         path: trace.source.path.display().to_string(),
         bytes: trace.source.bytes,
@@ -105,6 +111,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
         },
         truncated: trace.truncated.is_some(),
         truncation: trace.truncated.clone(),
+        names_cut: t.names_cut,
     };
     analyze_timeline(t, source, opts, warnings)
 }

@@ -63,6 +63,14 @@ pub struct Source {
     pub truncated: bool,
     /// Why it ended early.
     pub truncation: Option<String>,
+    /// Names and labels longer than the cap (`[input] max_name_bytes`), kept cut to their first
+    /// bytes; absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub names_cut: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Skipped events by reason.
