@@ -16,6 +16,7 @@ mod kernels;
 mod labeled;
 mod launcher;
 mod oracle;
+mod outputs;
 mod parsers;
 mod ranks;
 mod reports;

@@ -65,6 +65,10 @@ pub struct RunInfo {
     pub torch: Option<String>,
     /// launchguard version that produced it.
     pub launchguard_version: String,
+    /// What reading its traces noticed (a trace cut short, impossible causality), as the
+    /// analysis says it (`rank N: ` before it with several ranks); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A setting that differs between the two runs.

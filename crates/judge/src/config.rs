@@ -206,6 +206,8 @@ section! {
         MaxNames max_names: u64 = Limits::DEFAULT.max_names, flag "max-names" "N", Rule::Within(1, Limits::MOST_NAMES);
         /// Largest launchguard context event (the args check writes), in MiB.
         MaxContextMib max_context_mib: u64 = Limits::DEFAULT.max_context_bytes >> 20, flag "max-context-mib" "MIB", Rule::AtLeast(1);
+        /// Longest name or label kept, in bytes; a longer one is cut to its first bytes, and said so.
+        MaxNameBytes max_name_bytes: u64 = Limits::DEFAULT.max_name_bytes, flag "max-name-bytes" "BYTES", Rule::AtLeast(16);
     }
 }
 
@@ -226,6 +228,7 @@ impl InputConfig {
             max_streams: self.max_streams,
             max_names: self.max_names,
             max_context_bytes: bytes(self.max_context_mib, InputKey::MaxContextMib)?,
+            max_name_bytes: self.max_name_bytes,
         })
     }
 }

@@ -6,6 +6,7 @@ use launchguard_judge::{Check, Status};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::error::Result;
+use crate::escape::one_line;
 use crate::{value_text, View};
 
 /// The JUnit XML of a run's checks.
@@ -25,7 +26,7 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
     let classname = format!("launchguard.{command}");
     let mut suite = TestSuite::new(format!("launchguard {command}"));
     for (name, value) in properties {
-        suite.add_property(Property::new(*name, value.as_str()));
+        suite.add_property(Property::new(*name, one_line(value).as_ref()));
     }
     for c in checks {
         let figures = format!("value: {}; limit: {}", value_text(&c.value), value_text(&c.limit));
@@ -39,10 +40,10 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
             Status::Skip => TestCaseStatus::skipped(),
         };
         if c.status >= Status::Fail || c.status == Status::Skip {
-            status.set_message(c.message.as_str());
+            status.set_message(one_line(&c.message).as_ref());
             let mut body = figures.clone();
             if let Some(h) = &c.hint {
-                body.push_str(&format!("\nhint: {h}"));
+                body.push_str(&format!("\nhint: {}", one_line(h)));
             }
             status.set_description(body);
         }
@@ -55,8 +56,8 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
             }
         }
         if c.status == Status::Warn {
-            let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
-            case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
+            let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {}", one_line(h)));
+            case.set_system_out(format!("warn: {} ({figures}){hint}", one_line(&c.message)));
         }
         suite.add_test_case(case);
     }
