@@ -17,6 +17,11 @@ pub struct Cli {
     /// set), always, never.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorArg::Auto, global = true)]
     pub color: ColorArg,
+    /// Columns the readable report is fitted to (messages wrap under their check, names are cut
+    /// in the middle): by default $COLUMNS, else the terminal's width, else 100. JSON and report
+    /// files do not depend on it.
+    #[arg(long, value_name = "COLUMNS", global = true, value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -16,4 +16,5 @@ mod oracle;
 mod parsers;
 mod ranks;
 mod reports;
+mod scale;
 mod usage;

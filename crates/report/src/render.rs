@@ -87,10 +87,16 @@ impl Rendered {
     }
 }
 
-/// Renders `doc` as `kind`.
+/// Renders `doc` as `kind`; the readable report [`crate::fit::DEFAULT_WIDTH`] columns wide.
 pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
+    render_fitted(doc, kind, crate::fit::DEFAULT_WIDTH)
+}
+
+/// Renders `doc` as `kind`, the readable report fitted to `cols` columns (the other formats do not
+/// depend on it).
+pub fn render_fitted(doc: &Doc<'_>, kind: Kind, cols: usize) -> Result<Rendered> {
     let bytes = match (kind, doc) {
-        (Kind::Text, Doc::Run(v)) => run_text(v).into_bytes(),
+        (Kind::Text, Doc::Run(v)) => run_text(v, cols).into_bytes(),
         (Kind::Text, Doc::Compare(c, _)) => compare::render_terminal(c).into_bytes(),
         (Kind::Text, Doc::Linkage(r, forbidden)) => linkage_terminal::render(r, forbidden).into_bytes(),
         (Kind::Text, Doc::Selftest(r)) => selftest_terminal::render(r).into_bytes(),
@@ -115,11 +121,11 @@ pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
 
 /// The readable report of a run: one trace's report; with several ranks, the ranks side by side
 /// (for `check`, followed by rank 0's trace and every check).
-fn run_text(v: &View<'_>) -> String {
+fn run_text(v: &View<'_>, cols: usize) -> String {
     match (&v.ranks, v.command) {
-        (Some(r), "analyze") => ranks_terminal::render(r.analysis),
-        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis), terminal::run(v)),
-        (None, _) => terminal::run(v),
+        (Some(r), "analyze") => ranks_terminal::render(r.analysis, cols),
+        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis, cols), terminal::run(v, cols)),
+        (None, _) => terminal::run(v, cols),
     }
 }
 
