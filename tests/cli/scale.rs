@@ -147,3 +147,112 @@ fn the_readme_example_is_what_80_columns_print() {
     let text = terminal_at(&[Path::new("examples/delay270_clean.json.gz")], 80, None);
     assert_eq!(text, readme[start..end]);
 }
+
+/// `launchguard ARGS --html PAGE`; returns the page's path (in `dir`) and standard output.
+fn html_of(args: &[&std::ffi::OsStr], dir: &Path) -> (std::path::PathBuf, String) {
+    let page = dir.join("report.html");
+    let out = launchguard()
+        .current_dir(repo_root())
+        .args(args)
+        .arg("--html")
+        .arg(&page)
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
+    (page, String::from_utf8(out.stdout).unwrap())
+}
+
+/// At 1400 and 800 px: laid out (nothing clipped, overflowing or overlapping; the timeline
+/// zooms), and hovering each timeline that has kernel names names the kernel under the cursor.
+/// Returns how many timelines named one (at 1400 px), and the DOM after the page's script.
+fn assert_page(page: &Path) -> Option<(usize, String)> {
+    let browser = crate::reports::chromium()?;
+    crate::reports::assert_laid_out(page);
+    crate::reports::assert_renders(page);
+    let mut named = 0;
+    for width in [1400, 800] {
+        let c = crate::reports::check_in_chromium(&browser, page, width);
+        let hover = c["hover"].as_array().unwrap();
+        for h in hover {
+            let readout = h["readout"].as_str().unwrap();
+            // "12.5 ms · kernel_name (5.8 µs)": the time, then the kernel and its length.
+            assert!(readout.contains(" · ") && readout.ends_with("s)"), "{width} px, {h}");
+        }
+        named = hover.len();
+    }
+    let dom = crate::reports::load_in_chromium(&browser, page).dom;
+    Some((named, dom))
+}
+
+#[test]
+fn pages_of_one_trace_two_ranks_64_ranks_and_a_tp2_comparison_lay_out() {
+    let Some(shared) = shared_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let tp2 = shared.join("traces/h200x2");
+    // One trace: its timeline names kernels.
+    let (page, _) = html_of(&["analyze".as_ref(), "examples/delay270_clean.json.gz".as_ref()], dir.path());
+    if let Some((named, _)) = assert_page(&page) {
+        assert!(named >= 1, "one trace: hover names the kernel");
+    }
+    // Two ranks: both drawn in the ranks timeline (with kernel names) and in their own sections.
+    let (page, _) = html_of(&["analyze".as_ref(), tp2.as_os_str()], dir.path());
+    if let Some((named, dom)) = assert_page(&page) {
+        assert!(named >= 3, "the ranks timeline and each rank's own: {named}");
+        for r in 0..2 {
+            assert!(dom.contains(&format!(">rank {r} compute</text>")), "rank {r} in the ranks timeline");
+            assert!(dom.contains(&format!("<section class=\"rank\" id=\"rank-{r}\">")), "rank {r}'s section");
+        }
+    }
+    // 64 ranks: every rank a row of the ranks timeline; the worst rank and one of each group of
+    // alike ranks drawn in detail, with kernel names.
+    let Some(many) = repeated_ranks(64) else { return };
+    let (page, _) = html_of(&["analyze".as_ref(), many.path().as_os_str()], dir.path());
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < 10_000_000, "64 ranks: {size} bytes");
+    if let Some((named, dom)) = assert_page(&page) {
+        assert!(named >= 2, "the detailed ranks name their kernels: {named}");
+        for r in 0..64 {
+            assert!(dom.contains(&format!("text-anchor=\"end\">rank {r}</text>")), "rank {r} drawn");
+        }
+    }
+    // A comparison of two TP=2 folders: every rank's pair of timelines, kernels named on hover.
+    let (page, _) = html_of(&["compare".as_ref(), tp2.as_os_str(), tp2.as_os_str()], dir.path());
+    if let Some((named, dom)) = assert_page(&page) {
+        assert_eq!(named, 2, "each rank's timelines name kernels");
+        for r in 0..2 {
+            assert!(dom.contains(&format!("GPU timelines, rank {r}</h2>")), "rank {r} drawn");
+        }
+    }
+}
+
+#[test]
+fn a_thousand_ranks_stay_short_small_and_quick_to_open() {
+    let Some(many) = repeated_ranks(1000) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (page, text) = html_of(&["analyze".as_ref(), many.path().as_os_str()], dir.path());
+    // The report in a pipe (100 columns): the distribution, not a line per rank.
+    assert!(text.starts_with("1000 ranks, world size 1000\n"), "{text}");
+    assert!(text.lines().count() < 60, "{} lines:\n{text}", text.lines().count());
+    assert!(text.contains("ranks 0–999 of world size 1000"), "{text}");
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < 10_000_000, "{size} bytes");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Every rank in the ranks table and the ranks timeline's data; the picker offers the 64
+    // ranks with the lowest occupancy, then each 64 ranks in turn (16 pages for 1,000).
+    for r in [0, 1, 500, 998, 999] {
+        assert!(html.contains(&format!("<td class=\"nowrap\">rank {r}</td>")), "rank {r} in the table");
+        assert!(html.contains(&format!("\"label\":\"rank {r}\"")), "rank {r} in the timeline");
+    }
+    assert_eq!(html.matches("<option value=").count(), 17);
+    let Some(browser) = crate::reports::chromium() else { return };
+    let loaded = crate::reports::load_in_chromium(&browser, &page);
+    // From the browser's start to the page drawn and its DOM printed.
+    assert!(loaded.took.as_secs_f64() < 5.0, "opened in {:?}", loaded.took);
+    assert!(loaded.console_errors.is_empty(), "{:?}", loaded.console_errors);
+    let svgs = loaded.dom.matches("<svg").count();
+    assert!(loaded.dom.contains(&format!("data-ok=\"{svgs}\"")), "every SVG drawn");
+    // One page of the picker drawn: 64 rank rows.
+    assert_eq!(loaded.dom.matches("text-anchor=\"end\">rank ").count(), 64);
+}

@@ -399,10 +399,10 @@ pub(crate) fn own_figures(r: &RanksReport) -> Vec<Figure> {
         values: r.ranks.iter().filter_map(|k| get(&k.whole).map(|v| (k.rank, v))).collect(),
     };
     vec![
-        fig("window", Quantity::Time, Worse::Neither, &|f| Some(f.window_us)),
-        fig("occupancy excl. waiting", Quantity::Share, Worse::Low, &|f| f.occupancy_excluding_wait),
-        fig("occupancy", Quantity::Share, Worse::Low, &|f| Some(f.occupancy)),
-        fig("waiting for peers", Quantity::Time, Worse::High, &|f| f.collective_wait_us),
+        fig("own window", Quantity::Time, Worse::Neither, &|f| Some(f.window_us)),
+        fig("own window excl. waiting", Quantity::Share, Worse::Low, &|f| f.occupancy_excluding_wait),
+        fig("own window occupancy", Quantity::Share, Worse::Low, &|f| Some(f.occupancy)),
+        fig("own window waiting", Quantity::Time, Worse::High, &|f| f.collective_wait_us),
     ]
 }
 

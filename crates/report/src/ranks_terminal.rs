@@ -157,15 +157,7 @@ pub fn render(r: &RanksReport, cols: usize) -> String {
         // in it (for many ranks, the two figures that tell a rank apart).
         let own = ranks_table::own_figures(r);
         let keep = if many { 2 } else { own.len() };
-        figures.extend(own.into_iter().take(keep).map(|mut f| {
-            f.name = match f.name {
-                "window" => "own window",
-                "occupancy excl. waiting" => "own window excl. waiting",
-                "occupancy" => "own window occupancy",
-                _ => "own window waiting",
-            };
-            f
-        }));
+        figures.extend(own.into_iter().take(keep));
     }
     table(&mut out, &figures, r, true);
     wrap_into(&mut out, "  ", "(waiting: collectives running before the last rank reached them)", 3, cols);

@@ -18,8 +18,9 @@ pub enum Doc<'a> {
     /// `analyze` or `check`: one trace or the ranks of a run, judged
     /// (`launchguard.analysis/1`, `launchguard.analysis-ranks/1`, `launchguard.check/1`).
     Run(&'a View<'a>),
-    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces.
-    Compare(&'a Comparison, Option<[compare::html::TraceSide<'a>; 2]>),
+    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces: one
+    /// baseline–current pair per rank, the ranks of a regression first.
+    Compare(&'a Comparison, Option<&'a [[compare::html::TraceSide<'a>; 2]]>),
     /// `linkage` (`launchguard.linkage/1`), with what its policy forbids.
     Linkage(&'a LinkageReport, &'a [String]),
     /// `selftest` (`launchguard.selftest/1`).
