@@ -256,3 +256,43 @@ fn a_thousand_ranks_stay_short_small_and_quick_to_open() {
     // One page of the picker drawn: 64 rank rows.
     assert_eq!(loaded.dom.matches("text-anchor=\"end\">rank ").count(), 64);
 }
+
+#[test]
+fn replays_of_varying_length_and_within_interiors_are_said_in_every_format() {
+    let Some(shared) = shared_dir() else { return };
+    // Its graph replays ran different numbers of GPU activities: every format says the range as
+    // the terminal report does (the Markdown and the HTML once said "× 1", as if all were alike).
+    let dir = tempfile::tempdir().unwrap();
+    let trace = shared.join("traces/public/cuda/a100_graph_launches_rank0.json.gz");
+    let (md, html) = (dir.path().join("s.md"), dir.path().join("r.html"));
+    let out = launchguard()
+        .arg("analyze")
+        .arg(&trace)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let said = "1–20 GPU activities (usually 1)";
+    assert!(text.contains(said), "{text}");
+    for page in [&md, &html] {
+        assert!(std::fs::read_to_string(page).unwrap().contains(said), "{}", page.display());
+    }
+    // --within-interiors: said in the terminal report, the Markdown and the HTML, as in JSON.
+    let trace = shared.join("traces/h200/delay270_refresh.json.gz");
+    let out = launchguard()
+        .arg("analyze")
+        .arg(&trace)
+        .args(["--within", "probe::replay", "--within-interiors", "--markdown"])
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for doc in [text, std::fs::read_to_string(&md).unwrap(), std::fs::read_to_string(&html).unwrap()] {
+        assert!(doc.contains("inside them only (--within-interiors)"), "{doc}");
+    }
+}

@@ -215,7 +215,7 @@ fn source_line(a: &Analysis) -> Markup {
             @if let Some(p) = &a.trace.profiler { " · " (p) }
             @if let (Some(r), Some(w)) = (a.trace.rank, a.trace.world_size) { " · rank " (r) " of " (w) }
             @if !devices.is_empty() { " · " (devices.join(", ")) }
-            @if let Some(w) = &a.within { " · within spans matching " code { (w) } }
+            @if let Some(w) = &a.within { " · within spans matching " code { (w) } (crate::terminal::within_mode(a)) }
         }
     }
 }
@@ -384,7 +384,7 @@ fn figures(a: &Analysis) -> Markup {
                 div.card {
                     div.k { "replays" }
                     div.v { (r.count) }
-                    div.s { (r.kernels_mode.map_or("no".to_string(), |k| k.to_string())) " GPU activities each; launch→first kernel p50 " (opt_us(r.latency_p50_us)) ", GPU span p50 " (opt_us(r.gpu_span_p50_us)) }
+                    div.s { (crate::terminal::replay_kernels(a)) "; launch→first kernel p50 " (opt_us(r.latency_p50_us)) ", GPU span p50 " (opt_us(r.gpu_span_p50_us)) }
                 }
             }
         }

@@ -85,11 +85,19 @@ fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
     let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
     let _ = writeln!(
         out,
-        "Trace `{}`: {} events{}\n",
+        "Trace `{}`: {} events{}{}\n",
         name.replace('`', "'"),
         a.source.events,
         match &a.trace.profiler {
             Some(p) => format!(", {}", cell(p)),
+            None => String::new(),
+        },
+        match &a.within {
+            Some(w) => format!(
+                "; within annotation spans matching `{}`{}",
+                w.replace('`', "'"),
+                crate::terminal::within_mode(a)
+            ),
             None => String::new(),
         }
     );
@@ -244,9 +252,9 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
         rows.push((
             "replays".into(),
             format!(
-                "{}{}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
+                "{}, {}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
                 r.count,
-                r.kernels_mode.map_or(String::new(), |k| format!(" × {k} GPU activities")),
+                crate::terminal::replay_kernels(a),
                 opt_us(r.latency_p50_us),
                 opt_us(r.gpu_span_p50_us),
                 opt_us(r.idle_before_p50_us)

@@ -88,12 +88,9 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
     );
     wrap_into(out, "trace  ", &head, 7, cols);
     if let Some(w) = &a.within {
-        let mode = match a.within_mode.as_deref() {
-            Some("span interiors") => ", inside them only (--within-interiors)",
-            Some(_) => ", from the first to the last, what lies between included",
-            None => "",
-        };
-        wrap_into(out, "within ", &format!("annotation spans matching '{}'{mode}", one_line(w)), 7, cols);
+        let mode = within_mode(a);
+        let pattern = launchguard_analysis::analyze::quoted(&one_line(w));
+        wrap_into(out, "within ", &format!("annotation spans matching {pattern}{mode}"), 7, cols);
     }
     out.push('\n');
     for d in &a.devices {
@@ -148,13 +145,7 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
         );
         wrap_into(out, "graph launches  ", &launches, 16, cols);
         let r = &a.replay_summary;
-        let kernels = match (g.kernels_per_launch.min, g.kernels_per_launch.max) {
-            (Some(lo), Some(hi)) if lo == hi => format!("{lo} GPU activities each"),
-            (Some(lo), Some(hi)) => {
-                format!("{lo}–{hi} GPU activities (usually {})", r.kernels_mode.unwrap_or(0))
-            }
-            _ => "no GPU activities".to_string(),
-        };
+        let kernels = replay_kernels(a);
         let text = format!(
             "{kernels}; launch→first kernel p50 {}; GPU span p50 {}; idle before p50 {}",
             opt_us(r.latency_p50_us),
@@ -167,6 +158,28 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
     }
     out.push('\n');
     kernels_section(out, "kernels", &a.kernels, TOP_KERNELS, cols);
+}
+
+/// How `--within` bounded the activity, as words after the pattern (every format says it).
+pub(crate) fn within_mode(a: &Analysis) -> &'static str {
+    match a.within_mode.as_deref() {
+        Some("span interiors") => ", inside them only (--within-interiors)",
+        Some(_) => ", from the first to the last, what lies between included",
+        None => "",
+    }
+}
+
+/// The GPU activities of each replay: "44 GPU activities each", or where replays ran different
+/// numbers, "4–15 GPU activities (usually 15)". Every format says it so.
+pub(crate) fn replay_kernels(a: &Analysis) -> String {
+    let g = &a.graph_launches;
+    match (g.kernels_per_launch.min, g.kernels_per_launch.max) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{lo} GPU activities each"),
+        (Some(lo), Some(hi)) => {
+            format!("{lo}–{hi} GPU activities (usually {})", a.replay_summary.kernels_mode.unwrap_or(0))
+        }
+        _ => "no GPU activities".to_string(),
+    }
 }
 
 /// Rows of the kernel table a terminal report shows.
