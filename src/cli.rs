@@ -264,6 +264,10 @@ pub struct WorkloadArgs {
     // A negative number is read as a value, so that it is refused with its own reason.
     #[arg(long, value_name = "US", default_value_t = 0.0, allow_negative_numbers = true)]
     pub inject_delay_us: f64,
+    /// Busy-wait the delay of --inject-delay-us before every N-th launch of each phase only (the
+    /// N-th, 2N-th, …), as a stall now and then: `--inject-delay-us 2000 --inject-every 10`.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub inject_every: u32,
     /// Only these ranks busy-wait (comma-separated; default every rank): a slow rank alone must
     /// be caught too.
     #[arg(long, value_name = "RANKS", value_delimiter = ',')]
@@ -458,7 +462,7 @@ pub struct CompareReportArgs {
 impl SelftestArgs {
     /// Whether `--inject-delay-us` was left alone (selftest sets the delay per run).
     pub fn inject_delay_us_unset(&self) -> bool {
-        self.workload.inject_delay_us == 0.0
+        self.workload.inject_delay_us == 0.0 && self.workload.inject_every == 1
     }
 }
 

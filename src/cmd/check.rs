@@ -80,6 +80,7 @@ pub fn options(
         workload: workload(workload_args, &c.preset)?,
         python_explicit,
         inject_delay_us: workload_args.inject_delay_us,
+        inject_every: workload_args.inject_every,
         inject_delay_ranks: workload_args.inject_delay_ranks.clone(),
         keep_trace: None,
         progress,

@@ -116,8 +116,14 @@ pub struct Metric {
 
 /// Settings that never make two runs incomparable: an injected delay is what a comparison of the
 /// guard itself must catch; another GPU of the same model measures the same thing.
-const NOTED_ONLY: [&str; 5] =
-    ["inject_delay_us", "inject_delay_ranks", "launchguard_version", "python_version", "workload.device"];
+const NOTED_ONLY: [&str; 6] = [
+    "inject_delay_us",
+    "inject_every",
+    "inject_delay_ranks",
+    "launchguard_version",
+    "python_version",
+    "workload.device",
+];
 
 /// What differs between two runs' settings, given as `(field, value)` lists in report order.
 pub fn differences(baseline: &[(String, String)], current: &[(String, String)]) -> Vec<Difference> {
