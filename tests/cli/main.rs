@@ -20,4 +20,5 @@ mod outputs;
 mod parsers;
 mod ranks;
 mod reports;
+mod scale;
 mod usage;

@@ -43,13 +43,25 @@ pub const DEFAULT_GAP_US: f64 = 100.0;
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     /// `--within` matches no annotation span.
-    #[error("--within '{pattern}' matches no annotation span; {}", names_hint(.names))]
+    #[error("--within {} matches no annotation span; {}", quoted(.pattern), names_hint(.names))]
     WithinMatchesNothing {
         /// The pattern.
         pattern: String,
         /// The most frequent span names the trace has.
         names: Vec<String>,
     },
+}
+
+/// A pattern in quotes, cut past 80 characters with its length said: an error stays one
+/// readable line whatever was passed.
+pub fn quoted(pattern: &str) -> String {
+    const MAX: usize = 80;
+    let n = pattern.chars().count();
+    if n <= MAX {
+        format!("'{pattern}'")
+    } else {
+        format!("'{}…' ({n} characters)", pattern.chars().take(MAX).collect::<String>())
+    }
 }
 
 fn names_hint(names: &[String]) -> String {
@@ -772,6 +784,16 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_pattern_is_cut_and_its_length_said() {
+        assert_eq!(quoted("probe::replay"), "'probe::replay'");
+        let long = "x".repeat(129_000);
+        let q = quoted(&long);
+        assert_eq!(q, format!("'{}…' (129000 characters)", "x".repeat(80)));
+        let e = AnalyzeError::WithinMatchesNothing { pattern: long, names: vec![] };
+        assert!(e.to_string().len() < 200, "{e}");
+    }
 
     #[test]
     fn idle_before_uses_the_union() {
