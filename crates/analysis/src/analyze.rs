@@ -130,7 +130,7 @@ pub fn analyze_timeline(
         None => None,
     };
     // Independent halves, on two cores: on traces of hundreds of MB each takes tens of ms.
-    let (mut devices, (launches, replays, replay_summary, work)) = std::thread::scope(|s| {
+    let (mut devices, (launches, replays, replay_summary, work, damage)) = std::thread::scope(|s| {
         let replays = s.spawn(|| launches_and_replays(t, windows.as_ref()));
         let devices = device_figures(t, windows.as_ref(), opts.gap_us);
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -174,6 +174,7 @@ pub fn analyze_timeline(
         replays,
         replay_summary,
         kernels,
+        damage,
         workload,
         warnings,
     })
@@ -523,7 +524,7 @@ fn stable_hash(s: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x6c61_756e_6368_6775).hash_one(s)
 }
 
-type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>);
+type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>, Damage);
 
 fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
@@ -596,6 +597,7 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
             host || gpu
         });
     }
+    let launches_kept = launches.clone();
     let mut apis: Vec<String> = Vec::new();
     let mut durations: Vec<f64> = Vec::with_capacity(launches.len());
     let mut replays = Vec::with_capacity(launches.len());
@@ -654,8 +656,78 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
         },
     };
     let mut summary = summarize(&replays);
+    let damage = damage(t, &launches_kept, &work, &summary, &graphs);
     summary.graphs = graphs;
-    (launches, replays, summary, work)
+    (launches, replays, summary, work, damage)
+}
+
+/// The figures that tell lost GPU events ([`Damage`]), over the launches kept.
+fn damage(
+    t: &Timeline,
+    launches: &[&launchguard_trace::GraphLaunch],
+    work: &FastMap<u64, CorrelatedWork>,
+    summary: &ReplaySummary,
+    graphs: &[GraphFigures],
+) -> Damage {
+    let replays_unmatched = if summary.count >= MIN_REPLAYS_TO_MATCH {
+        graphs.iter().filter(|g| g.replays == 1).count() as u64
+    } else {
+        0
+    };
+    let host_window_us = match (launches.iter().map(|l| l.start).min(), launches.iter().map(|l| l.end).max())
+    {
+        (Some(lo), Some(hi)) => us(hi - lo),
+        _ => 0.0,
+    };
+    let replayed: Vec<&CorrelatedWork> =
+        launches.iter().filter_map(|l| l.correlation.and_then(|c| work.get(&c))).collect();
+    let gpu_window_us = match (replayed.iter().map(|w| w.first).min(), replayed.iter().map(|w| w.last).max())
+    {
+        (Some(lo), Some(hi)) => us(hi - lo),
+        _ => 0.0,
+    };
+    // Each stream that ran replay work, and when its last activity (of any kind) ended.
+    let launched: HashSet<u64> = launches.iter().filter_map(|l| l.correlation).collect();
+    let mut last_end: FastMap<(u32, u32), i64> = FastMap::default();
+    let mut ran_replays: HashSet<(u32, u32)> = HashSet::new();
+    for a in &t.activities {
+        let e = last_end.entry((a.device, a.stream)).or_insert(a.end);
+        *e = (*e).max(a.end);
+        if a.correlation.is_some_and(|c| launched.contains(&c)) {
+            ran_replays.insert((a.device, a.stream));
+        }
+    }
+    // Only launches whose GPU work is missing count: a launch whose replay ran on another stream
+    // or device says nothing of this one.
+    let mut starts: Vec<i64> = launches
+        .iter()
+        .filter(|l| l.correlation.is_none_or(|c| !work.contains_key(&c)))
+        .map(|l| l.start)
+        .collect();
+    starts.sort_unstable();
+    let silent = ran_replays
+        .iter()
+        .map(|&(device, stream)| {
+            let end = last_end[&(device, stream)];
+            let after = (starts.len() - starts.partition_point(|&s| s <= end)) as u64;
+            (after, end, device, stream)
+        })
+        .filter(|&(after, ..)| after > 0)
+        .max_by_key(|&(after, end, device, stream)| (after, std::cmp::Reverse(end), device, stream))
+        .map(|(launches_after, end, device, stream)| Silence {
+            device: t.strings.get(device).to_string(),
+            stream: t.strings.get(stream).to_string(),
+            silent_from_us: us(end),
+            launches_after,
+        });
+    Damage {
+        replays_without_kernels: summary.without_kernels,
+        replays_unmatched,
+        silent,
+        host_window_us,
+        gpu_window_us,
+        profiler_messages: t.meta.lost_records.clone(),
+    }
 }
 
 fn launch_api_name(api: launchguard_trace::GraphApi) -> &'static str {

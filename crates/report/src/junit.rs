@@ -1,8 +1,9 @@
 //! JUnit XML: one testcase per check, so CI systems (GitHub test reporters, GitLab, Jenkins) show
 //! each check as a test. Failed checks are failures carrying their message, value and limit;
-//! skipped checks are skipped; a warning passes but keeps its message in `system-out`.
+//! skipped checks are skipped; a warning passes but keeps its message in `system-out`; an
+//! `inconclusive` verdict is one more testcase, in error.
 
-use launchguard_judge::{Check, Status};
+use launchguard_judge::{Check, Status, Verdict};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::error::Result;
@@ -17,11 +18,19 @@ pub(crate) fn run(view: &View<'_>) -> Result<Vec<u8>> {
     if let Some(r) = view.reason {
         properties.push(("reason", r.to_string()));
     }
-    xml(view.command, &properties, view.checks)
+    let inconclusive = (view.verdict == Verdict::Inconclusive).then_some(view.reason.unwrap_or_default());
+    xml(view.command, &properties, view.checks, inconclusive)
 }
 
 /// The JUnit XML of `command`'s checks: one suite with `properties`, one testcase per check.
-pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Result<Vec<u8>> {
+/// An `inconclusive` verdict adds a testcase `verdict` in error with its reason: the checks may
+/// all pass on what is left of a damaged trace, and CI must not read that as green.
+pub fn xml(
+    command: &str,
+    properties: &[(&str, String)],
+    checks: &[Check],
+    inconclusive: Option<&str>,
+) -> Result<Vec<u8>> {
     let classname = format!("launchguard.{command}");
     let mut suite = TestSuite::new(format!("launchguard {command}"));
     for (name, value) in properties {
@@ -58,6 +67,15 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
             let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
             case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
         }
+        suite.add_test_case(case);
+    }
+    if let Some(reason) = inconclusive {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("inconclusive");
+        status.set_message(reason);
+        let mut case = TestCase::new("verdict", status);
+        case.set_classname(classname.as_str());
+        case.add_property(Property::new("status", "inconclusive"));
         suite.add_test_case(case);
     }
     let mut report = Report::new("launchguard");

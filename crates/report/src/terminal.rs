@@ -18,6 +18,7 @@ pub fn paint(text: &str) -> String {
         "warn" => Some(AnsiColor::Yellow.on_default().bold()),
         "fail" => Some(AnsiColor::Red.on_default().bold()),
         "skip" => Some(Style::new().dimmed()),
+        "inconclusive" => Some(AnsiColor::Magenta.on_default().bold()),
         _ => None,
     };
     let mut out = String::with_capacity(text.len() + 256);

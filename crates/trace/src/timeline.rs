@@ -257,6 +257,12 @@ pub struct DistributedInfo {
     pub backend: Option<String>,
 }
 
+/// Most profiler lines about lost records kept from one trace.
+pub const MAX_PROFILER_MESSAGES: usize = 8;
+
+/// Longest profiler line kept, in characters.
+pub const MAX_PROFILER_MESSAGE_CHARS: usize = 300;
+
 /// Trace-level facts from the keys around `traceEvents`.
 #[derive(Debug, Clone, Default)]
 pub struct TraceMeta {
@@ -269,6 +275,10 @@ pub struct TraceMeta {
     /// Which profiler backend wrote it, from its version keys (`cupti_version`,
     /// `roctracer_version`, `rocprofiler-sdk_version`).
     pub profiler: Option<String>,
+    /// What the profiler said of records it lost: the lines of Kineto's `WARNING` and `ERROR`
+    /// metadata that speak of dropped records or tracing cut short (at most
+    /// [`MAX_PROFILER_MESSAGES`], each cut to [`MAX_PROFILER_MESSAGE_CHARS`]).
+    pub lost_records: Vec<String>,
 }
 
 /// Why events were skipped.

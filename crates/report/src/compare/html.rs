@@ -45,6 +45,7 @@ pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> crate::erro
             body {
                 header {
                     h1 { "launchguard compare " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
+                    @if let Some(r) = &c.reason { p.reason { (r) } }
                     p.source { "baseline: " (run_line(&c.baseline)) }
                     p.source { "current: " (run_line(&c.current)) }
                     @for d in &c.differences {
