@@ -150,3 +150,61 @@ fn healthy_traces_pass_without_a_warning_and_starved_ones_fail() {
         }
     }
 }
+
+/// The GPU record of a trace by hand: activities, and the span from the first start to the last
+/// end, µs.
+fn gpu_record(doc: &Value) -> (usize, f64) {
+    let gpu: Vec<&Value> =
+        doc["traceEvents"].as_array().unwrap().iter().filter(|e| is_gpu_activity(e)).collect();
+    let lo = gpu.iter().map(|e| ts(e)).fold(f64::INFINITY, f64::min);
+    let hi = gpu.iter().map(|e| end(e)).fold(f64::NEG_INFINITY, f64::max);
+    (gpu.len(), hi - lo)
+}
+
+#[test]
+fn within_a_host_span_measures_the_gpu_work_launched_inside_it_and_never_past_the_trace() {
+    let Some(src) = shared("h200/healthy_clean.json.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Host spans only (vLLM annotates its steps on the CPU): each `probe::replay` span ends long
+    // before its kernels run (the host is ms ahead).
+    let mut doc = read_trace(&src);
+    events_mut(&mut doc).retain(|e| e["cat"] != "gpu_user_annotation");
+    let (activities, record_us) = gpu_record(&doc);
+    let host_only = write_trace(dir.path(), "host_spans.json.gz", &doc);
+    let (code, v) = analyze_json(&host_only, &["--within", "probe::replay"]);
+    assert_eq!(code, 0, "{v:#}");
+    let d = &v["devices"][0];
+    assert_eq!(d["activities"].as_u64(), Some(activities as u64));
+    assert!((d["window_us"].as_f64().unwrap() - record_us).abs() < 0.01, "{} vs {record_us}", d["window_us"]);
+    assert!(
+        v["within_rule"].as_str().unwrap().contains("launched inside them (by correlation)"),
+        "{}",
+        v["within_rule"]
+    );
+
+    // A step span longer than the GPU record (xDiT's ProfilerStep) must not widen the window.
+    let first = graph_launches(&doc)[0].clone();
+    let mut long = doc.clone();
+    events_mut(&mut long).push(json!({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+        "pid": first["pid"], "tid": first["tid"], "ts": ts(&first) - 10_000.0, "dur": record_us + 40_000.0}));
+    let path = write_trace(dir.path(), "long_step.json.gz", &long);
+    let (_, v) = analyze_json(&path, &["--within", "ProfilerStep"]);
+    assert!(
+        v["devices"][0]["window_us"].as_f64().unwrap() <= record_us + 0.01,
+        "{}",
+        v["devices"][0]["window_us"]
+    );
+    // The same without correlation ids on the host calls: the span in time, cut to the record.
+    for e in events_mut(&mut long).iter_mut().filter(|e| e["cat"] == "cuda_runtime") {
+        e["args"].as_object_mut().map(|a| a.remove("correlation"));
+    }
+    let path = write_trace(dir.path(), "long_step_uncorrelated.json.gz", &long);
+    let (_, v) = analyze_json(&path, &["--within", "ProfilerStep"]);
+    assert!(
+        v["within_rule"].as_str().unwrap().contains("in time, within the GPU's record"),
+        "{}",
+        v["within_rule"]
+    );
+    let w = v["devices"][0]["window_us"].as_f64().unwrap();
+    assert!((w - record_us).abs() < 0.01, "{w} vs {record_us}");
+}

@@ -116,9 +116,14 @@ pub fn analyze_timeline(
     opts: &Options,
     mut warnings: Vec<String>,
 ) -> Result<Analysis, AnalyzeError> {
+    let mut within_rule = None;
     let windows = match &opts.within {
         Some(re) => {
-            let w = within_windows(t, re, opts.within_interiors);
+            let (w, rules) = within(t, re, opts.within_interiors);
+            let mut distinct: Vec<&str> = rules.iter().map(|&(_, r)| r).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            within_rule = (!distinct.is_empty()).then(|| distinct.join("; "));
             if w.is_empty() {
                 return Err(AnalyzeError::WithinMatchesNothing {
                     pattern: re.as_str().to_string(),
@@ -169,6 +174,7 @@ pub fn analyze_timeline(
             .within
             .as_ref()
             .map(|_| if opts.within_interiors { "span interiors" } else { "span range" }.to_string()),
+        within_rule,
         devices,
         graph_launches: launches,
         replays,
@@ -220,6 +226,26 @@ pub type Windows = HashMap<Option<u32>, Vec<Span>>;
 /// annotation span's start to the last one's end, or with `interiors` the union of the spans
 /// themselves. Public so that renderers draw exactly the windows the analysis measured.
 pub fn within_windows(t: &Timeline, re: &Regex, interiors: bool) -> Windows {
+    within(t, re, interiors).0
+}
+
+/// How `--within` bounded a device measured by host spans: by the GPU work their calls launched.
+pub const WITHIN_BY_CORRELATION: &str =
+    "host spans: the GPU work launched inside them (by correlation), from its first activity to its last";
+
+/// How `--within` bounded a device measured by host spans whose calls carry no correlation ids.
+pub const WITHIN_BY_TIME: &str = "host spans: the GPU activity inside them in time, within the GPU's record";
+
+/// How `--within` bounded a device with spans of its own.
+pub const WITHIN_GPU_SPANS: &str = "GPU spans (gpu_user_annotation) on the device";
+
+/// The `--within` windows, and the rule each device was measured by. A device with matching GPU
+/// spans (`gpu_user_annotation`) is measured inside them. Host spans (`user_annotation`) end
+/// before the GPU runs what they launched, often long before: a device without spans of its own
+/// is measured over the GPU work whose launch calls (matched by correlation id) started inside a
+/// host span, or, where the calls carry no correlation ids, over the host spans in time cut to the
+/// device's own record, never past it.
+fn within(t: &Timeline, re: &Regex, interiors: bool) -> (Windows, Vec<(u32, &'static str)>) {
     let matching: HashMap<u32, bool> = t
         .annotations
         .iter()
@@ -234,18 +260,58 @@ pub fn within_windows(t: &Timeline, re: &Regex, interiors: bool) -> Windows {
             by_device.entry(a.device).or_default().push((a.start, a.end));
         }
     }
-    by_device
+    let mut unioned: HashMap<Option<u32>, Vec<Span>> =
+        by_device.into_iter().map(|(k, v)| (k, intervals::union(v))).filter(|(_, v)| !v.is_empty()).collect();
+    let mut rules: Vec<(u32, &'static str)> = Vec::new();
+    for d in unioned.keys().flatten() {
+        rules.push((*d, WITHIN_GPU_SPANS));
+    }
+    if let Some(host) = unioned.get(&None).cloned() {
+        let span_of = |at: i64| {
+            let i = host.partition_point(|s| s.1 < at);
+            (i < host.len() && host[i].0 <= at).then_some(i)
+        };
+        let launched: FastMap<u64, usize> =
+            t.host_calls.iter().filter_map(|h| Some((h.correlation, span_of(h.start)?))).collect();
+        // Per device: its record, and per host span the extent of the GPU work launched in it.
+        let mut record: FastMap<u32, Span> = FastMap::default();
+        let mut work: FastMap<(u32, usize), Span> = FastMap::default();
+        for a in &t.activities {
+            let r = record.entry(a.device).or_insert((a.start, a.end));
+            *r = (r.0.min(a.start), r.1.max(a.end));
+            if let Some(&i) = a.correlation.and_then(|c| launched.get(&c)) {
+                let w = work.entry((a.device, i)).or_insert((a.start, a.end));
+                *w = (w.0.min(a.start), w.1.max(a.end));
+            }
+        }
+        for (&device, &extent) in &record {
+            if unioned.contains_key(&Some(device)) {
+                continue;
+            }
+            let mine: Vec<Span> = work.iter().filter(|((d, _), _)| *d == device).map(|(_, &s)| s).collect();
+            let (spans, rule) = if mine.is_empty() {
+                (intervals::intersect(&host, &[extent]), WITHIN_BY_TIME)
+            } else {
+                (intervals::union(mine), WITHIN_BY_CORRELATION)
+            };
+            if !spans.is_empty() {
+                unioned.insert(Some(device), spans);
+                rules.push((device, rule));
+            }
+        }
+    }
+    let windows = unioned
         .into_iter()
-        .map(|(k, v)| {
-            let spans = intervals::union(v);
+        .map(|(k, spans)| {
             let spans = match (interiors, spans.first(), spans.last()) {
                 (false, Some(first), Some(last)) => vec![(first.0, last.1)],
                 _ => spans,
             };
             (k, spans)
         })
-        .filter(|(_, v)| !v.is_empty())
-        .collect()
+        .collect();
+    rules.sort_by_key(|&(d, _)| label_key(t.strings.get(d)));
+    (windows, rules)
 }
 
 /// The spans that bound a device's activity under `--within`: its GPU spans where it has any,

@@ -25,6 +25,11 @@ pub struct Analysis {
     /// only); absent without `--within`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within_mode: Option<String>,
+    /// What `--within` measured on each device: the GPU spans on it, or for host spans the GPU
+    /// work launched inside them (by correlation), or the host spans in time cut to the GPU's
+    /// record; absent without `--within`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_rule: Option<String>,
     /// Per-device figures, in device order.
     pub devices: Vec<Device>,
     /// Graph-launch call durations.

@@ -84,6 +84,9 @@ fn analysis_section(out: &mut String, a: &Analysis) {
     );
     if let Some(w) = &a.within {
         let _ = writeln!(out, "within annotation spans matching '{}'", one_line(w));
+        if let Some(rule) = &a.within_rule {
+            let _ = writeln!(out, "  measured over {}", one_line(rule));
+        }
     }
     out.push('\n');
     for d in &a.devices {

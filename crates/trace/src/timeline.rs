@@ -233,6 +233,18 @@ pub struct GraphLaunch {
     pub correlation: Option<u64>,
 }
 
+/// A host call that launched GPU work: a runtime or driver call (`cudaLaunchKernel`,
+/// `cudaMemcpyAsync`, `hipGraphLaunch`, …) whose `args.correlation` its GPU activities share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostCall {
+    /// Start, nanoseconds.
+    pub start: i64,
+    /// End, nanoseconds.
+    pub end: i64,
+    /// Shared with the GPU work it launched.
+    pub correlation: u64,
+}
+
 /// A `record_function` span: `user_annotation` on the host, `gpu_user_annotation` on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotation {
@@ -307,6 +319,9 @@ pub struct Timeline {
     pub activities: Vec<GpuActivity>,
     /// Graph launches in file order.
     pub launches: Vec<GraphLaunch>,
+    /// Host calls with a correlation id (graph launches among them), in file order: what
+    /// `--within` a host span measures the GPU work of.
+    pub host_calls: Vec<HostCall>,
     /// `record_function` spans in file order.
     pub annotations: Vec<Annotation>,
     /// Names and labels behind the ids in the records.
@@ -359,6 +374,9 @@ impl Timeline {
         }
         for a in &self.annotations {
             let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
+        }
+        for h in &self.host_calls {
+            let _ = writeln!(out, "H {} {} {}", h.start, h.end, h.correlation);
         }
         let _ = writeln!(out, "C {} {:?}", self.context_events, self.context);
         out
