@@ -143,6 +143,7 @@ pub(crate) fn verdict_badge(v: Verdict) -> &'static str {
         Verdict::Warn => "⚠️ WARN",
         Verdict::Fail => "❌ FAIL",
         Verdict::Skip => "⏭️ SKIP",
+        Verdict::Inconclusive => "❔ INCONCLUSIVE",
     }
 }
 

@@ -56,6 +56,7 @@ pub fn render(c: &Comparison, traces: Option<&[[TraceSide<'_>; 2]]>) -> crate::e
             body {
                 header {
                     h1 { "launchguard compare " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
+                    @if let Some(r) = &c.reason { p.reason { (one_line(r)) } }
                     p.source { "baseline: " (one_line(&run_line(&c.baseline))) }
                     p.source { "current: " (one_line(&run_line(&c.current))) }
                     @for d in &c.differences {
