@@ -74,19 +74,19 @@ fn wrapper() {
 }
 
 /// What one run did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    secs: f64,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) secs: f64,
     /// Peak RSS of launchguard, KiB.
-    rss_kib: i64,
+    pub(crate) rss_kib: i64,
 }
 
 impl Run {
     /// The one-line error of an exit 2.
     #[track_caller]
-    fn error(&self) -> &str {
+    pub(crate) fn error(&self) -> &str {
         assert_eq!(self.code, 2, "expected an error, got exit {}; stderr: {}", self.code, self.stderr);
         let line = self.stderr.trim_end();
         assert!(!line.contains('\n'), "more than one line: {line:?}");
@@ -97,14 +97,14 @@ impl Run {
 
     /// The JSON document of a run that judged the trace (exit 0 or 1).
     #[track_caller]
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         assert!(self.code == 0 || self.code == 1, "exit {}; stderr: {}", self.code, self.stderr);
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", self.stderr))
     }
 }
 
 /// How standard input is given.
-enum Stdin<'a> {
+pub(crate) enum Stdin<'a> {
     Null,
     /// A regular file.
     File(&'a Path),
@@ -116,7 +116,7 @@ enum Stdin<'a> {
 /// directories) checked unchanged.
 // The wrapper is reaped by wait4 below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
+pub(crate) fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
     let before: Vec<_> = inputs.iter().map(|p| snapshot(p)).collect();
     let out = tempfile::tempdir().unwrap();
     let (stdout_path, stderr_path) = (out.path().join("stdout"), out.path().join("stderr"));
@@ -186,7 +186,7 @@ fn analyze(case: &str, path: &Path, extra: &[&str]) -> Run {
 
 /// Every entry at or under `path`, without following links or opening anything but regular
 /// files: type, size, mode, mtime, and a hash of the bytes of regular files.
-fn snapshot(path: &Path) -> BTreeMap<PathBuf, String> {
+pub(crate) fn snapshot(path: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     let mut todo = vec![path.to_path_buf()];
     while let Some(p) = todo.pop() {
@@ -211,7 +211,7 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "{}", std::io::Error::last_os_error());
 }
 
-fn gz(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gz(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()

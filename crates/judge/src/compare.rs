@@ -65,6 +65,10 @@ pub struct RunInfo {
     pub torch: Option<String>,
     /// launchguard version that produced it.
     pub launchguard_version: String,
+    /// What reading its traces noticed (a trace cut short, impossible causality), as the
+    /// analysis says it (`rank N: ` before it with several ranks); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A setting that differs between the two runs.
@@ -116,8 +120,14 @@ pub struct Metric {
 
 /// Settings that never make two runs incomparable: an injected delay is what a comparison of the
 /// guard itself must catch; another GPU of the same model measures the same thing.
-const NOTED_ONLY: [&str; 5] =
-    ["inject_delay_us", "inject_delay_ranks", "launchguard_version", "python_version", "workload.device"];
+const NOTED_ONLY: [&str; 6] = [
+    "inject_delay_us",
+    "inject_every",
+    "inject_delay_ranks",
+    "launchguard_version",
+    "python_version",
+    "workload.device",
+];
 
 /// What differs between two runs' settings, given as `(field, value)` lists in report order.
 pub fn differences(baseline: &[(String, String)], current: &[(String, String)]) -> Vec<Difference> {
