@@ -533,3 +533,67 @@ pub fn write_nsys(k: &Kineto, path: &Path) {
     }
     tx.commit().unwrap();
 }
+
+impl Kineto {
+    /// The events `copies` times over, each copy after the one before (times shifted by the
+    /// trace's span, correlation ids past the last): a larger run of the same workload.
+    pub fn repeated(&self, copies: usize) -> Kineto {
+        let times =
+            self.gpu.iter().map(|g| (g.start, g.end)).chain(self.calls.iter().map(|c| (c.start, c.end)));
+        let (lo, hi) = times.fold((i64::MAX, i64::MIN), |(lo, hi), (s, e)| (lo.min(s), hi.max(e)));
+        let span = hi - lo + 1000;
+        let corr = self
+            .gpu
+            .iter()
+            .filter_map(|g| g.correlation)
+            .chain(self.calls.iter().filter_map(|c| c.correlation))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let mut out = Kineto {
+            device_names: self.device_names.clone(),
+            rank: self.rank,
+            world_size: self.world_size,
+            ..Kineto::default()
+        };
+        for k in 0..copies as i64 {
+            let (dt, dc) = (k * span, k * corr);
+            out.gpu.extend(self.gpu.iter().map(|g| Gpu {
+                start: g.start + dt,
+                end: g.end + dt,
+                correlation: g.correlation.map(|c| c + dc),
+                ..g.clone()
+            }));
+            out.calls.extend(self.calls.iter().map(|c| Call {
+                start: c.start + dt,
+                end: c.end + dt,
+                correlation: c.correlation.map(|x| x + dc),
+                ..c.clone()
+            }));
+            out.ranges.extend(self.ranges.iter().map(|r| Range {
+                start: r.start + dt,
+                end: r.end + dt,
+                ..r.clone()
+            }));
+        }
+        out
+    }
+}
+
+/// For bench/formats.sh: writes `rocpd.db` and `nsys.sqlite` made from an H200 trace repeated
+/// `LG_FIXTURES_COPIES` times into `LG_FIXTURES_OUT`.
+#[test]
+#[ignore = "run by bench/formats.sh"]
+fn write_bench_fixtures() {
+    let (Ok(out), Some(shared)) = (std::env::var("LG_FIXTURES_OUT"), crate::util::shared_dir()) else {
+        return;
+    };
+    let copies = std::env::var("LG_FIXTURES_COPIES").ok().and_then(|c| c.parse().ok()).unwrap_or(20);
+    let k = read_kineto(&shared.join("traces/h200/healthy_refresh.json.gz")).repeated(copies);
+    let out = Path::new(&out);
+    for name in ["rocpd.db", "nsys.sqlite"] {
+        let _ = std::fs::remove_file(out.join(name));
+    }
+    write_rocpd(&k, &out.join("rocpd.db"), RocpdSchema::Rows);
+    write_nsys(&k, &out.join("nsys.sqlite"));
+}
