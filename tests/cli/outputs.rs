@@ -73,7 +73,7 @@ fn csv_dir_never_replaces_an_input() {
     assert_eq!(
         r.error(),
         format!(
-            "launchguard: error: --csv {0} would write {0}/kernels.csv, the input {0}/kernels.csv; refusing to overwrite it",
+            "launchguard: error: --csv {0} writes {0}/kernels.csv, which is the input {0}/kernels.csv; refusing to overwrite it",
             d.display()
         )
     );
