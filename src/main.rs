@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         cli::ColorArg::Always => anstream::ColorChoice::Always.write_global(),
         cli::ColorArg::Never => anstream::ColorChoice::Never.write_global(),
     }
+    outputs::set_width(args.width);
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use launchguard_pipeline::{Drawing, Judged, JudgedRun};
-use launchguard_report::{render, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View};
+use launchguard_report::{
+    render, render_fitted, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View,
+};
 
 use crate::cli::{Format, ReportArgs, ReportFiles};
 
@@ -97,13 +99,26 @@ pub fn emit(
     print_doc(&Doc::Run(view), format)
 }
 
+/// The columns the readable report is fitted to, set once from the command line.
+static WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Sets the readable report's width: `--width`, else `$COLUMNS`, else the terminal's, else
+/// [`launchguard_report::fit::DEFAULT_WIDTH`] (a pipe, a file, a CI log).
+pub fn set_width(flag: Option<u16>) {
+    let columns = || std::env::var("COLUMNS").ok()?.trim().parse::<usize>().ok().filter(|&c| c > 0);
+    let terminal = || terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|&c| c > 0);
+    let width = flag.map(usize::from).or_else(columns).or_else(terminal);
+    let _ = WIDTH.set(width.unwrap_or(launchguard_report::fit::DEFAULT_WIDTH));
+}
+
 /// Renders `doc` in `format` to standard output.
 pub fn print_doc(doc: &Doc<'_>, format: Format) -> anyhow::Result<()> {
     let kind = match format {
         Format::Text => Kind::Text,
         Format::Json => Kind::Json,
     };
-    print(&render(doc, kind)?.into_bytes(), format)
+    let cols = WIDTH.get().copied().unwrap_or(launchguard_report::fit::DEFAULT_WIDTH);
+    print(&render_fitted(doc, kind, cols)?.into_bytes(), format)
 }
 
 /// Writes a rendering to standard output: the readable report coloured where the output is a

@@ -26,7 +26,11 @@ pub fn judge(r: RanksAnalysis, settings: &Settings) -> RanksReport {
         checks.extend(order.iter().filter_map(|id| worst_check(&ranks, id)));
     }
     let every_rank_skips = ranks.iter().all(|k| k.verdict == Verdict::Skip);
-    let (verdict, reason) = if every_rank_skips {
+    let damaged = ranks.iter().find(|k| k.verdict == Verdict::Inconclusive);
+    let (verdict, reason) = if let Some(k) = damaged {
+        let why = k.analysis.reason.clone().unwrap_or_default();
+        (Verdict::Inconclusive, Some(format!("rank {}: {why}", k.rank)))
+    } else if every_rank_skips {
         (Verdict::Skip, ranks.first().and_then(|k| k.analysis.reason.clone()))
     } else {
         (Verdict::of(&checks), None)
@@ -47,7 +51,10 @@ fn judge_rank(rank: RankAnalysis, ranks: u64, common: bool, settings: &Settings)
     let judged = rank.common.as_ref().unwrap_or(&rank.whole);
     // The rank's checks are its trace's, with occupancy measured on the rank's time not spent
     // waiting for peers (a collective that waits counts as busy in the trace's own figures).
-    let occupancy = |l: &Limits| rank_occupancy(judged, &rank.collectives, common, l);
+    let replays = &rank.analysis.replay_summary;
+    let occupancy = |l: &Limits| {
+        crate::trace::graph_own_idle(rank_occupancy(judged, &rank.collectives, common, l), replays, l)
+    };
     let crate::Judged { checks, verdict, .. } =
         crate::judge_trace(&rank.analysis, ranks, settings, Some(&occupancy));
     let analysis = crate::judge_analysis(rank.analysis, ranks, settings);
@@ -99,6 +106,7 @@ fn severity(v: Verdict) -> u8 {
         Verdict::Pass => 1,
         Verdict::Warn => 2,
         Verdict::Fail => 3,
+        Verdict::Inconclusive => 4,
     }
 }
 
@@ -120,8 +128,23 @@ fn worst_rank(ranks: &[RankReport]) -> u64 {
         .map_or(0, |r| r.rank)
 }
 
+/// Ranks as text, runs of three or more as ranges: "0–63", "1, 3, 5".
 fn list(v: &[u64]) -> String {
-    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        match j - i {
+            0 => items.push(v[i].to_string()),
+            1 => items.extend([v[i].to_string(), v[j].to_string()]),
+            _ => items.push(format!("{}–{}", v[i], v[j])),
+        }
+        i = j + 1;
+    }
+    items.join(", ")
 }
 
 fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
@@ -252,5 +275,8 @@ mod tests {
         assert!(c.message.contains("rank 1, 3 missing"), "{}", c.message);
         assert_eq!(ranks_check(&[0, 1, 2], None).status, Status::Pass);
         assert_eq!(ranks_check(&[0, 2], None).status, Status::Warn);
+        let many: Vec<u64> = (0..64).collect();
+        assert_eq!(ranks_check(&many, Some(64)).message, "ranks 0–63 of world size 64");
+        assert_eq!(list(&[0, 1, 3, 5, 6, 7, 9]), "0, 1, 3, 5–7, 9");
     }
 }

@@ -85,11 +85,19 @@ fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
     let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
     let _ = writeln!(
         out,
-        "Trace `{}`: {} events{}\n",
+        "Trace `{}`: {} events{}{}\n",
         crate::escape::one_line(name).replace('`', "'"),
         a.source.events,
         match &a.trace.profiler {
             Some(p) => format!(", {}", cell(p)),
+            None => String::new(),
+        },
+        match &a.within {
+            Some(w) => format!(
+                "; within annotation spans matching `{}`{}",
+                crate::escape::one_line(w).replace('`', "'"),
+                crate::terminal::within_mode(a)
+            ),
             None => String::new(),
         }
     );
@@ -135,6 +143,7 @@ pub(crate) fn verdict_badge(v: Verdict) -> &'static str {
         Verdict::Warn => "⚠️ WARN",
         Verdict::Fail => "❌ FAIL",
         Verdict::Skip => "⏭️ SKIP",
+        Verdict::Inconclusive => "❔ INCONCLUSIVE",
     }
 }
 
@@ -244,9 +253,9 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
         rows.push((
             "replays".into(),
             format!(
-                "{}{}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
+                "{}, {}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
                 r.count,
-                r.kernels_mode.map_or(String::new(), |k| format!(" × {k} GPU activities")),
+                crate::terminal::replay_kernels(a),
                 opt_us(r.latency_p50_us),
                 opt_us(r.gpu_span_p50_us),
                 opt_us(r.idle_before_p50_us)
@@ -338,9 +347,7 @@ mod tests {
         );
         assert!(md.contains("\n- **replay skew**: 2 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
         assert!(
-            md.contains(
-                "\n- **straggler**: rank 1 (last to start on the GPU in 2 of 2 replays; rank 0 in 0)\n"
-            ),
+            md.contains("\n- **straggler**: rank 1 (last to start on the GPU in 2 of 2 replays)\n"),
             "{md}"
         );
         assert!(md.contains("\n- **clocks**: one clock: 2 matched collectives overlap on every rank (smallest overlap 25.0 µs)\n"), "{md}");

@@ -18,8 +18,9 @@ pub enum Doc<'a> {
     /// `analyze` or `check`: one trace or the ranks of a run, judged
     /// (`launchguard.analysis/1`, `launchguard.analysis-ranks/1`, `launchguard.check/1`).
     Run(&'a View<'a>),
-    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces.
-    Compare(&'a Comparison, Option<[compare::html::TraceSide<'a>; 2]>),
+    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces: one
+    /// baseline–current pair per rank, the ranks of a regression first.
+    Compare(&'a Comparison, Option<&'a [[compare::html::TraceSide<'a>; 2]]>),
     /// `linkage` (`launchguard.linkage/1`), with what its policy forbids.
     Linkage(&'a LinkageReport, &'a [String]),
     /// `selftest` (`launchguard.selftest/1`).
@@ -87,11 +88,17 @@ impl Rendered {
     }
 }
 
-/// Renders `doc` as `kind`. Every readable format passes, last, through
-/// [`crate::escape::printable`]: whatever a renderer forgot to escape reaches no terminal raw.
+/// Renders `doc` as `kind`; the readable report [`crate::fit::DEFAULT_WIDTH`] columns wide.
 pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
+    render_fitted(doc, kind, crate::fit::DEFAULT_WIDTH)
+}
+
+/// Renders `doc` as `kind`, the readable report fitted to `cols` columns (the other formats do not
+/// depend on it). Every readable format passes, last, through [`crate::escape::printable`]:
+/// whatever a renderer forgot to escape reaches no terminal raw.
+pub fn render_fitted(doc: &Doc<'_>, kind: Kind, cols: usize) -> Result<Rendered> {
     let bytes = match (kind, doc) {
-        (Kind::Text, Doc::Run(v)) => run_text(v).into_bytes(),
+        (Kind::Text, Doc::Run(v)) => run_text(v, cols).into_bytes(),
         (Kind::Text, Doc::Compare(c, _)) => compare::render_terminal(c).into_bytes(),
         (Kind::Text, Doc::Linkage(r, forbidden)) => linkage_terminal::render(r, forbidden).into_bytes(),
         (Kind::Text, Doc::Selftest(r)) => selftest_terminal::render(r).into_bytes(),
@@ -124,11 +131,11 @@ pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
 
 /// The readable report of a run: one trace's report; with several ranks, the ranks side by side
 /// (for `check`, followed by rank 0's trace and every check).
-fn run_text(v: &View<'_>) -> String {
+fn run_text(v: &View<'_>, cols: usize) -> String {
     match (&v.ranks, v.command) {
-        (Some(r), "analyze") => ranks_terminal::render(r.analysis),
-        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis), terminal::run(v)),
-        (None, _) => terminal::run(v),
+        (Some(r), "analyze") => ranks_terminal::render(r.analysis, cols),
+        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis, cols), terminal::run(v, cols)),
+        (None, _) => terminal::run(v, cols),
     }
 }
 

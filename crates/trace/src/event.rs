@@ -7,7 +7,9 @@ use std::borrow::Cow;
 
 use crate::limits::{Cap, Limits};
 use crate::time::parse_micros_to_ns;
-use crate::timeline::{room, ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, Timeline};
+use crate::timeline::{
+    room, ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, HostCall, Timeline,
+};
 
 /// A scalar field as found in the JSON text.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -418,6 +420,9 @@ impl TimelineBuilder {
                 keep(&mut t.annotations, Annotation { name, device, start, end })?;
             }
             Role::Other => {
+                if let Some(correlation) = ev.correlation.as_u64() {
+                    keep(&mut t.host_calls, HostCall { start, end, correlation })?;
+                }
                 if let Some(api) = graph_launch_api(name) {
                     let thread = first_bytes(ev.tid.label().unwrap_or("?"), max, &mut t.names_cut);
                     let thread = t.strings.try_intern(&canonical_label(thread))?;

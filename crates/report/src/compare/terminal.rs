@@ -47,7 +47,11 @@ pub fn render_terminal(c: &Comparison) -> String {
     for line in failures(c) {
         let _ = writeln!(s, "\nFAIL {line}");
     }
-    let _ = writeln!(s, "\nverdict: {}", c.verdict.as_str().to_uppercase());
+    let _ = write!(s, "\nverdict: {}", c.verdict.as_str().to_uppercase());
+    if let Some(r) = &c.reason {
+        let _ = write!(s, " ({})", crate::escape::one_line(r));
+    }
+    s.push('\n');
     s
 }
 
