@@ -142,9 +142,10 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Says on standard error that a file was written: report files are never written silently.
+/// Says on standard error that a file was written: report files are never written silently. The
+/// path is escaped as every name is.
 pub fn wrote(path: &Path) {
-    eprintln!("launchguard: wrote {}", path.display());
+    eprintln!("launchguard: wrote {}", launchguard_report::escape::one_line(&path.display().to_string()));
 }
 
 /// Writes every report file asked for, and `also` (the command's own files: `check --json`,
@@ -323,7 +324,7 @@ pub(crate) fn refuse_clashes(outputs: &[(&str, &Path)], inputs: &[&Path]) -> any
         // The inputs are never modified, not even by a report written over them.
         if let Some(input) = inputs.iter().find(|input| same_file(path, input)) {
             anyhow::bail!(
-                "{flag} would write {}, the input {}; refusing to overwrite it",
+                "{flag} writes {}, which is the input {}; refusing to overwrite it",
                 path.display(),
                 input.display()
             );

@@ -295,7 +295,7 @@ pub(crate) fn stream_error(path: &Path, e: io::Error, gzip: bool, limits: &Limit
                 .and_then(|(file, _)| gunzip::header_fault(file, limits.max_inflated_bytes)),
         };
         let detail = fault.unwrap_or_else(|| {
-            "a gzip member's header is not gzip: bytes after the last member (trailing garbage), a reserved flag bit or a bad header CRC"
+            "bytes after the last gzip member are not gzip (trailing garbage), or a member's header sets a reserved flag bit or fails its CRC"
                 .into()
         });
         TraceError::Gzip { path, detail }
