@@ -73,6 +73,9 @@ def _run(command: str, args: list[str], positional: Iterable[PathLike] = ()) -> 
     except OSError as e:
         raise LaunchguardError(f"cannot run {argv[0]}: {e}", exit_code=None, stderr="", command=argv) from e
     stderr = proc.stderr.decode("utf-8", "replace")
+    inconclusive = _inconclusive(proc.returncode, proc.stdout)
+    if inconclusive is not None:
+        return inconclusive
     if proc.returncode not in (0, 1):
         lines = [line for line in stderr.splitlines() if line.strip()]
         message = lines[-1] if lines else f"launchguard {command} exited with code {proc.returncode}"
@@ -97,6 +100,20 @@ def _run(command: str, args: list[str], positional: Iterable[PathLike] = ()) -> 
     return Result.from_json(doc, proc.returncode)
 
 
+def _inconclusive(code: int, stdout: bytes) -> Result | None:
+    """The result of a run whose trace lost GPU events: exit 2 with the report still written,
+    verdict ``inconclusive``; ``None`` for anything else (exit 2 is then an error)."""
+    if code != 2:
+        return None
+    try:
+        doc = json.loads(stdout.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("verdict") != "inconclusive" or "schema" not in doc:
+        return None
+    return Result.from_json(doc, code)
+
+
 def _reject_format(options: Mapping[str, Any]) -> None:
     if "format" in options:
         raise TypeError("format is always json: the wrapper parses the binary's JSON")
@@ -109,7 +126,8 @@ def analyze(trace: PathLike | Sequence[PathLike], *, args: Sequence[str] = (), *
     the result's schema is ``launchguard.analysis-ranks/1``).
     ``options`` are the command's flags by name (``within="decode"``, ``config="lg.toml"``,
     ``occupancy_fail=0.7``, ``junit="out.xml"``); ``args`` are extra raw arguments.
-    Raises :class:`LaunchguardError` where the binary exits 2 (unreadable trace, bad option).
+    Raises :class:`LaunchguardError` where the binary exits 2 (unreadable trace, bad option); a
+    trace that lost GPU events is a result, verdict ``inconclusive`` (exit code 2) with a ``reason``.
     """
     _reject_format(options)
     traces = [trace] if isinstance(trace, (str, os.PathLike)) else list(trace)

@@ -4,7 +4,8 @@
 ``launchguard analyze PATH`` (no GPU needed). Either adds one test per check, named
 ``launchguard::<check id>``: a failed check fails with its message, a warning passes with a
 :class:`LaunchguardWarning`, a skipped check skips. When ``check`` cannot run here (no GPU, no
-torch) there is one skipped test, ``launchguard::check``, with the reason. The
+torch) there is one skipped test, ``launchguard::check``, with the reason; a trace that lost GPU
+events (verdict ``inconclusive``) adds a failed test ``launchguard::verdict`` with the reason. The
 ``launchguard_result`` fixture gives the same :class:`~launchguard.Result` to a project's tests.
 
 The guard runs once, while pytest collects, because the tests are its checks. Options may also
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from ._run import LaunchguardError, analyze, check
-from .result import FAIL, SKIP, WARN, Check, Result
+from .result import FAIL, INCONCLUSIVE, SKIP, WARN, Check, Result
 
 PREFIX = "launchguard"
 
@@ -125,7 +126,13 @@ class GuardCollector(pytest.Collector):
         if result.verdict == SKIP and result.reason and not result.checks:
             skipped = Check(id="check", status=SKIP, message=result.reason)
             return [CheckItem.from_parent(self, name=skipped.id, check=skipped)]
-        return [CheckItem.from_parent(self, name=c.id, check=c) for c in result.checks]
+        items = [CheckItem.from_parent(self, name=c.id, check=c) for c in result.checks]
+        if result.verdict == INCONCLUSIVE:
+            # The checks may all pass on what is left of a damaged trace: one more test fails
+            # with the reason, so that the run is not green.
+            verdict = Check(id="verdict", status=FAIL, message=f"inconclusive: {result.reason or ''}")
+            items.append(CheckItem.from_parent(self, name=verdict.id, check=verdict))
+        return items
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, LaunchguardError):

@@ -14,6 +14,7 @@ PASS = "pass"
 WARN = "warn"
 FAIL = "fail"
 SKIP = "skip"
+INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,14 @@ class Result:
     """``launchguard.analysis/1``, ``launchguard.analysis-ranks/1`` (several ranks) or
     ``launchguard.check/1``."""
     verdict: str
-    """Worst status of the checks: ``pass``, ``warn``, ``fail``; ``skip`` when nothing could run."""
+    """Worst status of the checks: ``pass``, ``warn``, ``fail``; ``skip`` when nothing could run;
+    ``inconclusive`` when the trace lost GPU events (``reason`` says what and how it was told)."""
     checks: tuple[Check, ...]
     """All checks, in report order."""
     exit_code: int
-    """The binary's exit code: 0 pass, warn or skip; 1 fail."""
+    """The binary's exit code: 0 pass, warn or skip; 1 fail; 2 inconclusive."""
     reason: str | None = None
-    """Why the verdict is ``skip`` (``check`` only)."""
+    """Why the verdict is ``skip`` or ``inconclusive``."""
     warnings: tuple[str, ...] = ()
     """Things the reader should know about the trace (``analyze`` only)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, hash=False)

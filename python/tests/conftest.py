@@ -49,6 +49,27 @@ def h200x2() -> Path:
     return shared_traces() / "h200x2"
 
 
+@pytest.fixture
+def damaged(h200: Path, tmp_path: Path) -> Path:
+    """The healthy H200 trace with the GPU activities of nine replays in ten dropped, as a
+    profiler that records one replay in N leaves it."""
+    with gzip.open(h200 / "healthy_clean.json.gz", "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    launches = sorted(
+        (e for e in events if e.get("name") == "cudaGraphLaunch" and e.get("ph") == "X"), key=lambda e: float(e["ts"])
+    )
+    kept = {launch["args"]["correlation"] for i, launch in enumerate(launches) if i % 10 == 0}
+    gpu = {"kernel", "gpu_memcpy", "gpu_memset"}
+    doc["traceEvents"] = [
+        e for e in events if e.get("cat") not in gpu or e.get("args", {}).get("correlation") in kept
+    ]
+    path = tmp_path / "one_in_ten.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
 def binary_json(*args: str) -> tuple[int, dict[str, Any]]:
     """Runs the installed binary directly (not through the wrapper) with ``--format json``: the
     route the wrapper's answers are compared with."""

@@ -48,6 +48,16 @@ def test_healthy_trace_does_not_fail(h200: Path):
     assert result.verdict in ("pass", "warn")
 
 
+def test_a_trace_that_lost_gpu_events_is_inconclusive_not_an_error(damaged: Path):
+    result = launchguard.analyze(damaged)
+    code, doc = binary_json("analyze", str(damaged))
+    assert (result.exit_code, result.verdict) == (code, doc["verdict"]) == (2, "inconclusive")
+    # 90 of the 100 launches have no GPU work left, counted by the damage itself.
+    assert result.reason is not None and "90 of 100 graph launches ran no GPU activity" in result.reason
+    damage = result.get("trace_damage")
+    assert damage is not None and damage.status == "warn"
+
+
 def test_threshold_keywords_become_flags(h200: Path):
     trace = h200 / "delay270_clean.json.gz"
     occupancy = naive_occupancy(trace)

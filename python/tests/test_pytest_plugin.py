@@ -63,6 +63,15 @@ def test_healthy_trace_fails_nothing(pytester: pytest.Pytester, h200: Path):
     assert len(list(root.iter("testcase"))) == len(doc["checks"])
 
 
+def test_an_inconclusive_trace_fails_one_more_test_with_the_reason(pytester: pytest.Pytester, damaged: Path):
+    _, doc = binary_json("analyze", str(damaged))
+    result = pytester.runpytest_subprocess(f"--launchguard-trace={damaged}", "-v")
+    assert result.ret == TESTS_FAILED
+    failed = [c for c in doc["checks"] if c["status"] == "fail"]
+    result.assert_outcomes(failed=len(failed) + 1, passed=len(doc["checks"]) - len(failed))
+    result.stdout.fnmatch_lines(["*launchguard::verdict FAILED*", "*inconclusive: the trace lost GPU events*"])
+
+
 def test_warnings_can_be_made_errors(pytester: pytest.Pytester, h200: Path):
     _, doc = binary_json("analyze", str(h200 / "healthy_clean.json.gz"))
     warned = [c["id"] for c in doc["checks"] if c["status"] == "warn"]

@@ -46,11 +46,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     // Report files first: one that cannot be written is an error (exit 2) before anything is
     // printed as if all went well.
     let inputs: Vec<&Path> = [&baseline, &current].iter().flat_map(|s| s.paths()).collect();
-    outputs::refuse_clashes(&args.reports.files.asked(), &inputs)?;
     let drawn = traces(&c, [&baseline, &current]);
     let doc = Doc::Compare(&c, drawn.as_deref());
+    let csv = outputs::csv_tables(&doc, args.reports.csv.as_deref())?;
+    outputs::preflight(&outputs::planned(&args.reports.files, csv.as_ref()), &inputs)?;
     outputs::write_files(&doc, &args.reports.files)?;
-    outputs::write_csv(&doc, args.reports.csv.as_deref())?;
+    outputs::write_csv(csv)?;
     outputs::print_doc(&doc, args.format)?;
     Ok(c.verdict.exit_code() as u8)
 }
@@ -229,5 +230,15 @@ fn info(side: &TraceSide) -> RunInfo {
         gpu_name: a.devices.iter().find_map(|d| d.name.clone()),
         torch: w.and_then(|w| w.inventory.as_ref()).and_then(|i| i.torch.clone()),
         launchguard_version: w.map_or_else(|| "–".to_string(), |w| w.launchguard_version.clone()),
+        warnings: match &side.run.judged {
+            Judged::One(a) => a.figures.warnings.clone(),
+            Judged::Ranks(r) => r
+                .ranks
+                .iter()
+                .flat_map(|k| {
+                    k.analysis.figures.warnings.iter().map(move |w| format!("rank {}: {w}", k.rank))
+                })
+                .collect(),
+        },
     }
 }

@@ -679,8 +679,10 @@ fn bad_events_are_counted_skips() {
     // Two kernels far apart and no graph replay: nothing for the guard's limits, said so.
     assert_eq!((code, got["verdict"].as_str()), (0, Some("skip")));
     assert!(got["reason"].as_str().unwrap().contains("no graph replay"), "{}", got["reason"]);
-    // A limit set explicitly judges the trace anyway: occupancy 2 of the window fails.
+    // Stating a limit does not make it judge what it is not for; limits held as stated do.
     let (code, got) = analyze_json(&path, &["--occupancy-fail", "0.8"]);
+    assert_eq!((code, got["verdict"].as_str()), (0, Some("skip")));
+    let (code, got) = analyze_json(&path, &["--adapt-limits", "false"]);
     assert_eq!((code, status(&got, "occupancy")), (1, "fail"));
 }
 

@@ -287,15 +287,21 @@ fn a_different_gpu_is_incomparable_unless_forced() {
     let mut other = read(&base);
     other["inventory"]["gpu_name"] = json!("NVIDIA H100 80GB HBM3");
     let other = write(dir.path(), "h100.json", &other);
-    // Not a regression, and not compared: said first, and the verdict is a warning.
+    // An unusable comparison: said first, with the reason, and exit 2, never a green 0.
     let (code, out, err) = compare(&base, &other, &[]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(
         out.contains("differs: gpu_name NVIDIA H200 (baseline) vs NVIDIA H100 80GB HBM3 (current)")
             && out.contains("not compared: the runs differ (--force compares anyway)"),
         "{out}"
     );
-    assert!(out.ends_with("verdict: WARN\n"), "{out}");
+    assert!(
+        out.ends_with(
+            "verdict: INCONCLUSIVE (the runs ran on different GPUs: gpu_name NVIDIA H200 (baseline) vs NVIDIA H100 80GB HBM3 \
+             (current); launch costs of two GPUs are not one stack's change (--force compares anyway))\n"
+        ),
+        "{out}"
+    );
     let (code, out, _) = compare(&base, &other, &["--force"]);
     assert_eq!(code, 0, "same samples, forced: the differences are reported, nothing regressed\n{out}");
     assert!(
@@ -542,7 +548,14 @@ fn traces_of_another_gpu_are_not_compared_and_a_trace_is_not_a_check_result() {
     doc["deviceProperties"][0]["name"] = json!("NVIDIA H100 80GB HBM3");
     let other = write(dir.path(), "h100.json", &doc);
     let (code, c) = compare_traces(&clean, &other, &[]);
-    assert_eq!((code, c["verdict"].as_str(), c["comparable"].as_bool()), (0, Some("warn"), Some(false)));
+    assert_eq!(
+        (code, c["verdict"].as_str(), c["comparable"].as_bool()),
+        (2, Some("inconclusive"), Some(false))
+    );
+    assert!(
+        c["reason"].as_str().unwrap().starts_with("the runs ran on different GPUs: gpu_name NVIDIA H200"),
+        "{c:#}"
+    );
     assert!(c["differences"]
         .as_array()
         .unwrap()

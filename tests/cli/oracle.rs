@@ -9,8 +9,9 @@
 //! merging sorted intervals.
 //!
 //! Where the contract leaves a choice open, the choices are: a stream is `args.stream`, else
-//! `tid`; `--within` uses a device's matching `gpu_user_annotation` spans, else the matching host
-//! spans, and drops devices and streams with no activity inside them; graph launches are not
+//! `tid`; `--within` uses a device's matching `gpu_user_annotation` spans, else the GPU work the
+//! calls inside the matching host spans launched (by correlation id; without ids, the host spans
+//! cut to the device's record), and drops devices and streams with no activity inside them; graph launches are not
 //! filtered by `--within` (the tests use it only where every launch lies inside the spans).
 
 use std::collections::{BTreeMap, HashMap};
@@ -283,6 +284,8 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
     let mut skipped = 0u64;
     let mut acts = Vec::new();
     let mut launches: Vec<(f64, f64, Option<u64>)> = Vec::new();
+    // Host calls with a correlation id: (start, id).
+    let mut host_calls: Vec<(f64, u64)> = Vec::new();
     // Matching annotation spans: GPU spans by device, host spans.
     let mut gpu_spans: HashMap<String, Vec<(f64, f64)>> = HashMap::new();
     let mut host_spans: Vec<(f64, f64)> = Vec::new();
@@ -317,8 +320,13 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
                     host_spans.push((ts, ts + dur));
                 }
             }
-        } else if launch_re.is_match(name) {
-            launches.push((ts, dur, correlation(e)));
+        } else {
+            if let Some(c) = correlation(e) {
+                host_calls.push((ts, c));
+            }
+            if launch_re.is_match(name) {
+                launches.push((ts, dur, correlation(e)));
+            }
         }
     }
 
@@ -331,9 +339,35 @@ pub fn compute(doc: &Value, opts: &Opts) -> Expected {
     }
     // The window: first start to last end of the group, or the matching spans of the device
     // (GPU spans when the device has some, else the host spans).
+    // Host spans end before the GPU runs what they launched: a device without spans of its own
+    // is measured over the GPU work whose call started inside a host span (one extent per span),
+    // or without correlation ids over the host spans cut to the device's own record.
+    let host_windows = |device: &str| -> Vec<(f64, f64)> {
+        let mine: Vec<&Activity> = acts.iter().filter(|a| a.device == device).collect();
+        let lo = mine.iter().map(|a| a.start).fold(f64::INFINITY, f64::min);
+        let hi = mine.iter().map(|a| a.end).fold(f64::NEG_INFINITY, f64::max);
+        let mut extents = Vec::new();
+        let host_spans = union(host_spans.clone());
+        for &(s0, s1) in &host_spans {
+            let calls: Vec<u64> =
+                host_calls.iter().filter(|(t, _)| *t >= s0 && *t <= s1).map(|(_, c)| *c).collect();
+            let launched: Vec<&&Activity> =
+                mine.iter().filter(|a| a.correlation.is_some_and(|c| calls.contains(&c))).collect();
+            if !launched.is_empty() {
+                let a = launched.iter().map(|a| a.start).fold(f64::INFINITY, f64::min);
+                let b = launched.iter().map(|a| a.end).fold(f64::NEG_INFINITY, f64::max);
+                extents.push((a, b));
+            }
+        }
+        if extents.is_empty() {
+            host_spans.iter().map(|&(a, b)| (a.max(lo), b.min(hi))).filter(|(a, b)| b > a).collect()
+        } else {
+            extents
+        }
+    };
     let window_of = |device: &str, group: &[(f64, f64)]| -> Vec<(f64, f64)> {
         if opts.within.is_some() {
-            let spans = union(gpu_spans.get(device).cloned().unwrap_or_else(|| host_spans.clone()));
+            let spans = union(gpu_spans.get(device).cloned().unwrap_or_else(|| host_windows(device)));
             if opts.within_interiors || spans.is_empty() {
                 spans
             } else {

@@ -104,6 +104,12 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
             t.skipped.not_an_object
         ));
     }
+    if t.names_cut > 0 {
+        warnings.push(format!(
+            "{} names or labels longer than {} bytes were cut to their first {} bytes (--max-name-bytes)",
+            t.names_cut, t.name_cap, t.name_cap
+        ));
+    }
     let source = Source {
         path: trace.source.path.display().to_string(),
         bytes: trace.source.bytes,
@@ -117,6 +123,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
         },
         truncated: trace.truncated.is_some(),
         truncation: trace.truncated.clone(),
+        names_cut: t.names_cut,
     };
     analyze_timeline(t, source, opts, warnings)
 }
@@ -128,9 +135,14 @@ pub fn analyze_timeline(
     opts: &Options,
     mut warnings: Vec<String>,
 ) -> Result<Analysis, AnalyzeError> {
+    let mut within_rule = None;
     let windows = match &opts.within {
         Some(re) => {
-            let w = within_windows(t, re, opts.within_interiors);
+            let (w, rules) = within(t, re, opts.within_interiors);
+            let mut distinct: Vec<&str> = rules.iter().map(|&(_, r)| r).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            within_rule = (!distinct.is_empty()).then(|| distinct.join("; "));
             if w.is_empty() {
                 return Err(AnalyzeError::WithinMatchesNothing {
                     pattern: re.as_str().to_string(),
@@ -142,7 +154,7 @@ pub fn analyze_timeline(
         None => None,
     };
     // Independent halves, on two cores: on traces of hundreds of MB each takes tens of ms.
-    let (mut devices, (launches, replays, replay_summary, work)) = std::thread::scope(|s| {
+    let (mut devices, (launches, replays, replay_summary, work, damage)) = std::thread::scope(|s| {
         let replays = s.spawn(|| launches_and_replays(t, windows.as_ref()));
         let devices = device_figures(t, windows.as_ref(), opts.gap_us);
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -166,6 +178,8 @@ pub fn analyze_timeline(
             t.context_events
         ));
     }
+    let anomalies = anomalies(&replays);
+    warnings.extend(anomalies.iter().map(Anomaly::message));
     let trace = TraceInfo {
         profiler: t.meta.profiler.clone(),
         rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
@@ -181,14 +195,62 @@ pub fn analyze_timeline(
             .within
             .as_ref()
             .map(|_| if opts.within_interiors { "span interiors" } else { "span range" }.to_string()),
+        within_rule,
         devices,
         graph_launches: launches,
         replays,
         replay_summary,
         kernels,
+        damage,
         workload,
         warnings,
+        anomalies,
     })
+}
+
+/// What the replays say that cannot have happened: a first kernel before its launch, one
+/// correlation id for several launches.
+fn anomalies(replays: &[Replay]) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    let early: Vec<&Replay> =
+        replays.iter().filter(|r| r.launch_to_first_kernel_us.is_some_and(|d| d < 0.0)).collect();
+    if let Some(r) = early.first() {
+        out.push(Anomaly {
+            kind: AnomalyKind::KernelBeforeLaunch,
+            count: early.len() as u64,
+            first: format!(
+                "launch {} at {} µs, correlation {}, its first GPU activity {} µs earlier",
+                r.index,
+                r.launch_start_us,
+                r.correlation.map_or("none".into(), |c| c.to_string()),
+                -r.launch_to_first_kernel_us.unwrap_or_default()
+            ),
+        });
+    }
+    let mut launches_of: BTreeMap<u64, Vec<&Replay>> = BTreeMap::new();
+    for r in replays {
+        if let Some(c) = r.correlation {
+            launches_of.entry(c).or_default().push(r);
+        }
+    }
+    let mut shared: Vec<&Vec<&Replay>> = launches_of.values().filter(|l| l.len() > 1).collect();
+    // The first in launch order.
+    shared.sort_by_key(|l| l[0].index);
+    if let Some(l) = shared.first() {
+        out.push(Anomaly {
+            kind: AnomalyKind::CorrelationReused,
+            count: shared.len() as u64,
+            first: format!(
+                "correlation {} joins launches {} at {} µs and {} at {} µs",
+                l[0].correlation.unwrap_or_default(),
+                l[0].index,
+                l[0].launch_start_us,
+                l[1].index,
+                l[1].launch_start_us
+            ),
+        });
+    }
+    out
 }
 
 /// The kernel table over the activities the device figures counted.
@@ -231,6 +293,26 @@ pub type Windows = HashMap<Option<u32>, Vec<Span>>;
 /// annotation span's start to the last one's end, or with `interiors` the union of the spans
 /// themselves. Public so that renderers draw exactly the windows the analysis measured.
 pub fn within_windows(t: &Timeline, re: &Regex, interiors: bool) -> Windows {
+    within(t, re, interiors).0
+}
+
+/// How `--within` bounded a device measured by host spans: by the GPU work their calls launched.
+pub const WITHIN_BY_CORRELATION: &str =
+    "host spans: the GPU work launched inside them (by correlation), from its first activity to its last";
+
+/// How `--within` bounded a device measured by host spans whose calls carry no correlation ids.
+pub const WITHIN_BY_TIME: &str = "host spans: the GPU activity inside them in time, within the GPU's record";
+
+/// How `--within` bounded a device with spans of its own.
+pub const WITHIN_GPU_SPANS: &str = "GPU spans (gpu_user_annotation) on the device";
+
+/// The `--within` windows, and the rule each device was measured by. A device with matching GPU
+/// spans (`gpu_user_annotation`) is measured inside them. Host spans (`user_annotation`) end
+/// before the GPU runs what they launched, often long before: a device without spans of its own
+/// is measured over the GPU work whose launch calls (matched by correlation id) started inside a
+/// host span, or, where the calls carry no correlation ids, over the host spans in time cut to the
+/// device's own record, never past it.
+fn within(t: &Timeline, re: &Regex, interiors: bool) -> (Windows, Vec<(u32, &'static str)>) {
     let matching: HashMap<u32, bool> = t
         .annotations
         .iter()
@@ -245,18 +327,58 @@ pub fn within_windows(t: &Timeline, re: &Regex, interiors: bool) -> Windows {
             by_device.entry(a.device).or_default().push((a.start, a.end));
         }
     }
-    by_device
+    let mut unioned: HashMap<Option<u32>, Vec<Span>> =
+        by_device.into_iter().map(|(k, v)| (k, intervals::union(v))).filter(|(_, v)| !v.is_empty()).collect();
+    let mut rules: Vec<(u32, &'static str)> = Vec::new();
+    for d in unioned.keys().flatten() {
+        rules.push((*d, WITHIN_GPU_SPANS));
+    }
+    if let Some(host) = unioned.get(&None).cloned() {
+        let span_of = |at: i64| {
+            let i = host.partition_point(|s| s.1 < at);
+            (i < host.len() && host[i].0 <= at).then_some(i)
+        };
+        let launched: FastMap<u64, usize> =
+            t.host_calls.iter().filter_map(|h| Some((h.correlation, span_of(h.start)?))).collect();
+        // Per device: its record, and per host span the extent of the GPU work launched in it.
+        let mut record: FastMap<u32, Span> = FastMap::default();
+        let mut work: FastMap<(u32, usize), Span> = FastMap::default();
+        for a in &t.activities {
+            let r = record.entry(a.device).or_insert((a.start, a.end));
+            *r = (r.0.min(a.start), r.1.max(a.end));
+            if let Some(&i) = a.correlation.and_then(|c| launched.get(&c)) {
+                let w = work.entry((a.device, i)).or_insert((a.start, a.end));
+                *w = (w.0.min(a.start), w.1.max(a.end));
+            }
+        }
+        for (&device, &extent) in &record {
+            if unioned.contains_key(&Some(device)) {
+                continue;
+            }
+            let mine: Vec<Span> = work.iter().filter(|((d, _), _)| *d == device).map(|(_, &s)| s).collect();
+            let (spans, rule) = if mine.is_empty() {
+                (intervals::intersect(&host, &[extent]), WITHIN_BY_TIME)
+            } else {
+                (intervals::union(mine), WITHIN_BY_CORRELATION)
+            };
+            if !spans.is_empty() {
+                unioned.insert(Some(device), spans);
+                rules.push((device, rule));
+            }
+        }
+    }
+    let windows = unioned
         .into_iter()
-        .map(|(k, v)| {
-            let spans = intervals::union(v);
+        .map(|(k, spans)| {
             let spans = match (interiors, spans.first(), spans.last()) {
                 (false, Some(first), Some(last)) => vec![(first.0, last.1)],
                 _ => spans,
             };
             (k, spans)
         })
-        .filter(|(_, v)| !v.is_empty())
-        .collect()
+        .collect();
+    rules.sort_by_key(|&(d, _)| label_key(t.strings.get(d)));
+    (windows, rules)
 }
 
 /// The spans that bound a device's activity under `--within`: its GPU spans where it has any,
@@ -535,7 +657,7 @@ fn stable_hash(s: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x6c61_756e_6368_6775).hash_one(s)
 }
 
-type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>);
+type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>, Damage);
 
 fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
@@ -608,6 +730,7 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
             host || gpu
         });
     }
+    let launches_kept = launches.clone();
     let mut apis: Vec<String> = Vec::new();
     let mut durations: Vec<f64> = Vec::with_capacity(launches.len());
     let mut replays = Vec::with_capacity(launches.len());
@@ -666,8 +789,78 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
         },
     };
     let mut summary = summarize(&replays);
+    let damage = damage(t, &launches_kept, &work, &summary, &graphs);
     summary.graphs = graphs;
-    (launches, replays, summary, work)
+    (launches, replays, summary, work, damage)
+}
+
+/// The figures that tell lost GPU events ([`Damage`]), over the launches kept.
+fn damage(
+    t: &Timeline,
+    launches: &[&launchguard_trace::GraphLaunch],
+    work: &FastMap<u64, CorrelatedWork>,
+    summary: &ReplaySummary,
+    graphs: &[GraphFigures],
+) -> Damage {
+    let replays_unmatched = if summary.count >= MIN_REPLAYS_TO_MATCH {
+        graphs.iter().filter(|g| g.replays == 1).count() as u64
+    } else {
+        0
+    };
+    let host_window_us = match (launches.iter().map(|l| l.start).min(), launches.iter().map(|l| l.end).max())
+    {
+        (Some(lo), Some(hi)) => us(hi - lo),
+        _ => 0.0,
+    };
+    let replayed: Vec<&CorrelatedWork> =
+        launches.iter().filter_map(|l| l.correlation.and_then(|c| work.get(&c))).collect();
+    let gpu_window_us = match (replayed.iter().map(|w| w.first).min(), replayed.iter().map(|w| w.last).max())
+    {
+        (Some(lo), Some(hi)) => us(hi - lo),
+        _ => 0.0,
+    };
+    // Each stream that ran replay work, and when its last activity (of any kind) ended.
+    let launched: HashSet<u64> = launches.iter().filter_map(|l| l.correlation).collect();
+    let mut last_end: FastMap<(u32, u32), i64> = FastMap::default();
+    let mut ran_replays: HashSet<(u32, u32)> = HashSet::new();
+    for a in &t.activities {
+        let e = last_end.entry((a.device, a.stream)).or_insert(a.end);
+        *e = (*e).max(a.end);
+        if a.correlation.is_some_and(|c| launched.contains(&c)) {
+            ran_replays.insert((a.device, a.stream));
+        }
+    }
+    // Only launches whose GPU work is missing count: a launch whose replay ran on another stream
+    // or device says nothing of this one.
+    let mut starts: Vec<i64> = launches
+        .iter()
+        .filter(|l| l.correlation.is_none_or(|c| !work.contains_key(&c)))
+        .map(|l| l.start)
+        .collect();
+    starts.sort_unstable();
+    let silent = ran_replays
+        .iter()
+        .map(|&(device, stream)| {
+            let end = last_end[&(device, stream)];
+            let after = (starts.len() - starts.partition_point(|&s| s <= end)) as u64;
+            (after, end, device, stream)
+        })
+        .filter(|&(after, ..)| after > 0)
+        .max_by_key(|&(after, end, device, stream)| (after, std::cmp::Reverse(end), device, stream))
+        .map(|(launches_after, end, device, stream)| Silence {
+            device: t.strings.get(device).to_string(),
+            stream: t.strings.get(stream).to_string(),
+            silent_from_us: us(end),
+            launches_after,
+        });
+    Damage {
+        replays_without_kernels: summary.without_kernels,
+        replays_unmatched,
+        silent,
+        host_window_us,
+        gpu_window_us,
+        profiler_messages: t.meta.lost_records.clone(),
+    }
 }
 
 fn launch_api_name(api: launchguard_trace::GraphApi) -> &'static str {
@@ -756,5 +949,45 @@ mod tests {
         assert!(overlaps(&spans, 5, 10));
         assert!(!overlaps(&spans, 21, 29));
         assert!(overlaps(&spans, 0, 100));
+    }
+}
+
+#[cfg(test)]
+mod anomaly_tests {
+    use super::*;
+
+    fn replay(index: u64, correlation: u64, start_us: f64, to_first_us: f64) -> Replay {
+        Replay {
+            index,
+            correlation: Some(correlation),
+            device: Some("0".into()),
+            launch_start_us: start_us,
+            launch_us: 5.0,
+            kernels: 4,
+            launch_to_first_kernel_us: Some(to_first_us),
+            gpu_span_us: Some(10.0),
+            idle_before_us: Some(0.0),
+            graph: Some(0),
+        }
+    }
+
+    #[test]
+    fn impossible_causality_is_counted_with_where_it_is_first_seen() {
+        let sound = [replay(0, 10, 100.0, 40.0), replay(1, 11, 200.0, 0.0)];
+        assert_eq!(anomalies(&sound), []);
+        let damaged = [
+            replay(0, 10, 100.0, 40.0),
+            replay(1, 11, 200.0, -500.0),
+            replay(2, 10, 300.0, 40.0),
+            replay(3, 12, 400.0, -1.5),
+            replay(4, 11, 500.0, 40.0),
+        ];
+        let got = anomalies(&damaged);
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].kind, got[0].count), (AnomalyKind::KernelBeforeLaunch, 2));
+        assert_eq!(got[0].first, "launch 1 at 200 µs, correlation 11, its first GPU activity 500 µs earlier");
+        assert_eq!((got[1].kind, got[1].count), (AnomalyKind::CorrelationReused, 2));
+        assert_eq!(got[1].first, "correlation 10 joins launches 0 at 100 µs and 2 at 300 µs");
+        assert!(got[1].message().starts_with("impossible causality: 2 correlation ids"));
     }
 }

@@ -354,16 +354,26 @@ pub fn trace_metrics(
     out
 }
 
-/// What identifies a trace's setup, field by field: the GPU, the profiler, the number of ranks,
-/// the main graph (the most replayed: its kernel count, and whether its kernels are the same),
-/// and from `check`'s context, when the trace has one, the software versions and the workload.
-/// The judge decides which differences block a comparison.
+/// The GPU vendor a profiler backend records.
+fn vendor(profiler: Option<&str>) -> Option<&'static str> {
+    match profiler? {
+        "cupti" => Some("NVIDIA"),
+        "roctracer" | "rocprofiler-sdk" => Some("AMD"),
+        _ => None,
+    }
+}
+
+/// What identifies a trace's setup, field by field: the GPU and its vendor, the profiler, the
+/// number of ranks, the main graph (the most replayed: its kernel count, and whether its kernels
+/// are the same), and from `check`'s context, when the trace has one, the software versions and
+/// the workload. The judge decides which differences block a comparison.
 pub fn trace_facts(a: &crate::model::Analysis) -> Vec<(String, String)> {
     let unknown = || "unknown".to_string();
     let mut gpus: Vec<&str> = a.devices.iter().filter_map(|d| d.name.as_deref()).collect();
     gpus.dedup();
     let mut out = vec![
         ("gpu_name".to_string(), if gpus.is_empty() { unknown() } else { gpus.join(", ") }),
+        ("vendor".to_string(), vendor(a.trace.profiler.as_deref()).unwrap_or("unknown").to_string()),
         ("profiler".to_string(), a.trace.profiler.clone().unwrap_or_else(unknown)),
         ("world_size".to_string(), a.trace.world_size.unwrap_or(1).to_string()),
     ];

@@ -25,6 +25,11 @@ pub struct Analysis {
     /// only); absent without `--within`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within_mode: Option<String>,
+    /// What `--within` measured on each device: the GPU spans on it, or for host spans the GPU
+    /// work launched inside them (by correlation), or the host spans in time cut to the GPU's
+    /// record; absent without `--within`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_rule: Option<String>,
     /// Per-device figures, in device order.
     pub devices: Vec<Device>,
     /// Graph-launch call durations.
@@ -37,11 +42,58 @@ pub struct Analysis {
     /// stream and graph ([`crate::kernels`]).
     #[serde(default)]
     pub kernels: crate::kernels::Kernels,
+    /// What tells whether the profiler lost GPU events ([`Damage`]).
+    #[serde(default)]
+    pub damage: Damage,
     /// What `check` measured besides this trace, when it wrote the trace (its context event).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadContext>,
     /// Things the reader should know (truncation, lost events).
     pub warnings: Vec<String>,
+    /// What the trace says that cannot have happened (a damaged or forged trace), each said in
+    /// `warnings` too; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Anomaly>,
+}
+
+/// Causality that cannot hold, counted: the figures it touches are not to be judged as if the
+/// trace were sound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// Which.
+    pub kind: AnomalyKind,
+    /// Replays (for `kernel_before_launch`) or correlation ids (for `correlation_reused`) that
+    /// show it.
+    pub count: u64,
+    /// Where it is first seen, in words (launch index, correlation id, trace time).
+    pub first: String,
+}
+
+/// The kinds of [`Anomaly`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    /// A replay's first GPU activity starts before the launch call that started it.
+    KernelBeforeLaunch,
+    /// One correlation id joins several launches: their kernels cannot be told apart, and each
+    /// launch is credited with all of them.
+    CorrelationReused,
+}
+
+impl Anomaly {
+    /// The anomaly in one sentence, for the warnings.
+    pub fn message(&self) -> String {
+        match self.kind {
+            AnomalyKind::KernelBeforeLaunch => format!(
+                "impossible causality: in {} replays the first GPU activity starts before its launch (first: {}); the trace is damaged and its replay figures cannot be trusted",
+                self.count, self.first
+            ),
+            AnomalyKind::CorrelationReused => format!(
+                "impossible causality: {} correlation ids are each shared by several graph launches (first: {}); kernels cannot be told apart by launch and the replay figures cannot be trusted",
+                self.count, self.first
+            ),
+        }
+    }
 }
 
 /// The input file.
@@ -63,6 +115,14 @@ pub struct Source {
     pub truncated: bool,
     /// Why it ended early.
     pub truncation: Option<String>,
+    /// Names and labels longer than the cap (`[input] max_name_bytes`), kept cut to their first
+    /// bytes; absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub names_cut: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Skipped events by reason.
@@ -291,4 +351,45 @@ pub struct CountOf {
     pub kernels: u64,
     /// Replays that ran that many.
     pub replays: u64,
+}
+
+/// The figures that tell a trace that lost GPU events from one that recorded them all. Profilers
+/// lose events silently (CUPTI and roctracer buffers fill, a continuous replay records one replay
+/// in N, tracing stops early): the launches are still there, their GPU work is not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Damage {
+    /// Graph launches whose replay has no GPU activity in the trace
+    /// ([`ReplaySummary::without_kernels`]).
+    pub replays_without_kernels: u64,
+    /// Replays with GPU activity whose kernels (count and names) match no other replay's:
+    /// kernels lost here and there inside replays. Counted from [`MIN_REPLAYS_TO_MATCH`] replays
+    /// on (a graph replayed once has nothing to match).
+    pub replays_unmatched: u64,
+    /// The stream that ran replays and went silent while the most graph launches without any GPU
+    /// work went on after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent: Option<Silence>,
+    /// The host's span of graph launches, first start to last end, µs.
+    pub host_window_us: f64,
+    /// The GPU's span of the replays' activities, first start to last end, µs.
+    pub gpu_window_us: f64,
+    /// What the profiler itself wrote of records it lost (Kineto's `WARNING`/`ERROR` metadata).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiler_messages: Vec<String>,
+}
+
+/// Replays a trace must hold before a replay that matches no other counts as damaged.
+pub const MIN_REPLAYS_TO_MATCH: u64 = 10;
+
+/// A stream that stopped recording while the host went on launching.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Silence {
+    /// Its device.
+    pub device: String,
+    /// The stream.
+    pub stream: String,
+    /// When its last activity ended, trace µs.
+    pub silent_from_us: f64,
+    /// Graph launches without any GPU work in the trace that started after that.
+    pub launches_after: u64,
 }

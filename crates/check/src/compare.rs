@@ -199,6 +199,7 @@ fn run_info(r: &CheckReport) -> RunInfo {
         gpu_name: inv.and_then(|i| i.gpu_name.clone()),
         torch: inv.and_then(|i| i.torch.clone()),
         launchguard_version: r.launchguard_version.clone(),
+        warnings: Vec::new(),
     }
 }
 

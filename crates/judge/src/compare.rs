@@ -28,8 +28,12 @@ pub struct Comparison {
     pub schema: String,
     /// launchguard's version.
     pub launchguard_version: String,
-    /// Worst status of [`Comparison::checks`]: `fail` for a regression past the limits.
+    /// Worst status of [`Comparison::checks`]: `fail` for a regression past the limits;
+    /// `inconclusive` when the comparison cannot be used ([`Comparison::reason`]).
     pub verdict: Verdict,
+    /// Why the verdict is `inconclusive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The baseline run.
     pub baseline: RunInfo,
     /// The current run.
@@ -65,6 +69,10 @@ pub struct RunInfo {
     pub torch: Option<String>,
     /// launchguard version that produced it.
     pub launchguard_version: String,
+    /// What reading its traces noticed (a trace cut short, impossible causality), as the
+    /// analysis says it (`rank N: ` before it with several ranks); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A setting that differs between the two runs.
@@ -115,15 +123,27 @@ pub struct Metric {
 }
 
 /// Settings that never make two runs incomparable: an injected delay is what a comparison of the
-/// guard itself must catch; another GPU of the same model measures the same thing.
-const NOTED_ONLY: [&str; 6] = [
+/// guard itself must catch; another GPU of the same model measures the same thing; a renamed or
+/// added kernel (a torch or cuBLAS upgrade picks other GEMMs) is a change to report, since
+/// launches, host intervals, occupancy and gaps compare across it (graphs are then matched by
+/// their kernel count); another profiler of one vendor (roctracer, rocprofiler-sdk) is what an
+/// upgrade changes.
+const NOTED_ONLY: [&str; 9] = [
     "inject_delay_us",
     "inject_every",
     "inject_delay_ranks",
     "launchguard_version",
     "python_version",
     "workload.device",
+    "graph.kernels",
+    "graph.kernel_names",
+    "profiler",
 ];
+
+/// Differences that make a comparison unusable: launch costs on two GPU models or vendors are not
+/// one stack's regression or improvement. The comparison says why and exits 2 (`inconclusive`),
+/// never 0, unless forced.
+const UNUSABLE: [&str; 2] = ["gpu_name", "vendor"];
 
 /// What differs between two runs' settings, given as `(field, value)` lists in report order.
 pub fn differences(baseline: &[(String, String)], current: &[(String, String)]) -> Vec<Difference> {
@@ -176,6 +196,7 @@ pub fn judge(
         schema: SCHEMA.to_string(),
         launchguard_version: env!("CARGO_PKG_VERSION").to_string(),
         verdict: Verdict::Skip,
+        reason: None,
         baseline,
         current,
         comparable,
@@ -197,6 +218,31 @@ pub fn judge(
         kernels: Vec::new(),
     };
     c.verdict = Verdict::of(&c.checks());
+    let unusable: Vec<String> = c
+        .differences
+        .iter()
+        .filter(|d| d.blocking && UNUSABLE.contains(&d.field.as_str()))
+        .map(|d| format!("{} {} (baseline) vs {} (current)", d.field, d.baseline, d.current))
+        .collect();
+    if !unusable.is_empty() && !force {
+        c.verdict = Verdict::Inconclusive;
+        c.reason = Some(format!(
+            "the runs ran on different GPUs: {}; launch costs of two GPUs are not one stack's change (--force compares anyway)",
+            unusable.join("; ")
+        ));
+    }
+    let damaged = [("baseline", &c.baseline), ("current run", &c.current)]
+        .into_iter()
+        .filter(|(_, r)| r.verdict == Verdict::Inconclusive)
+        .map(|(which, _)| which)
+        .collect::<Vec<_>>();
+    if !damaged.is_empty() {
+        c.verdict = Verdict::Inconclusive;
+        c.reason = Some(format!(
+            "the {}'s trace lost GPU events (its own verdict is inconclusive): what is left cannot show whether launches got slower",
+            damaged.join(" and the ")
+        ));
+    }
     c
 }
 

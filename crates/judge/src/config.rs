@@ -3,7 +3,8 @@
 //! Each key is declared once, in its section below (`section!` in `section.rs`): its doc, type,
 //! default, flag and rule. The TOML reader, clap (the flags, their help and defaults), the
 //! validation and the judge all read that one declaration. What the user set is a [`Key`] in
-//! [`Settings`]: the judge adapts a default to the trace's context, never a limit the user chose.
+//! [`Settings`]. A limit means the same stated or not: the judge adapts it to the trace's context
+//! unless `thresholds.adapt` is false.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -87,6 +88,13 @@ section! {
         ReplayIdleFailUs replay_idle_fail_us: f64 = 20.0, flag "replay-idle-fail-us" "US", Rule::NonNegative;
         /// ... or at or above this fraction of the GPU time per replay, when that is more.
         ReplayIdleFailFraction replay_idle_fail_fraction: f64 = 0.10, flag "replay-idle-fail-fraction" "FRACTION", Rule::Fraction;
+        /// Adapt the limits above to what a trace holds (kernels and GPU time per replay, ranks,
+        /// replays; traces without graph replays skipped), each adaptation stated in the report.
+        ///
+        /// Each limit above is ATOM's context's (one rank, a 44-kernel graph of ~255 µs, 100
+        /// replays): stating it, even at its default, keeps the adaptation. false judges every
+        /// trace, graph replays or not, on the limits exactly as stated.
+        Adapt adapt: bool = true, flag "adapt-limits" "BOOL", Rule::Any;
     }
 }
 
@@ -206,6 +214,8 @@ section! {
         MaxNames max_names: u64 = Limits::DEFAULT.max_names, flag "max-names" "N", Rule::Within(1, Limits::MOST_NAMES);
         /// Largest launchguard context event (the args check writes), in MiB.
         MaxContextMib max_context_mib: u64 = Limits::DEFAULT.max_context_bytes >> 20, flag "max-context-mib" "MIB", Rule::AtLeast(1);
+        /// Longest name or label kept, in bytes; a longer one is cut to its first bytes, and said so.
+        MaxNameBytes max_name_bytes: u64 = Limits::DEFAULT.max_name_bytes, flag "max-name-bytes" "BYTES", Rule::AtLeast(16);
     }
 }
 
@@ -226,6 +236,7 @@ impl InputConfig {
             max_streams: self.max_streams,
             max_names: self.max_names,
             max_context_bytes: bytes(self.max_context_mib, InputKey::MaxContextMib)?,
+            max_name_bytes: self.max_name_bytes,
         })
     }
 }

@@ -7,8 +7,8 @@
 //! 2. the checks: of a trace's figures ([`trace`]), of what `check` measured besides the trace
 //!    ([`run`], from the trace's context event or from `check` itself), across ranks ([`ranks()`]),
 //!    and of a comparison with a baseline ([`compare`]);
-//! 3. the verdict: the worst status, or `skip` with the reason when nothing is for the guard to
-//!    judge.
+//! 3. the verdict: the worst status, `skip` with the reason when nothing is for the guard to
+//!    judge, or `inconclusive` with the reason when the trace lost GPU events (docs/verdicts.md).
 //!
 //! Renderers read the judged documents ([`report`]) and recompute nothing.
 
@@ -41,7 +41,8 @@ pub fn ranks(r: RanksAnalysis, settings: &Settings) -> RanksReport {
 }
 
 /// A run's checks and verdict with its comparison against a baseline added: the comparison's
-/// checks follow, and a regression fails the run. A run with nothing to judge stays `skip`.
+/// checks follow, and a regression fails the run. A run with nothing to judge stays `skip`, one
+/// whose trace lost events `inconclusive`.
 pub fn with_comparison(
     mut checks: Vec<Check>,
     verdict: Verdict,
@@ -49,7 +50,10 @@ pub fn with_comparison(
 ) -> (Vec<Check>, Verdict) {
     let Some(c) = comparison else { return (checks, verdict) };
     checks.extend(c.checks());
-    let verdict = if verdict == Verdict::Skip { Verdict::Skip } else { Verdict::of(&checks) };
+    let verdict = match verdict {
+        Verdict::Skip | Verdict::Inconclusive => verdict,
+        _ => Verdict::of(&checks),
+    };
     (checks, verdict)
 }
 
@@ -84,12 +88,18 @@ pub(crate) fn judge_trace(
     checks.extend(before);
     checks.extend(trace::checks(a, &limits, occupancy));
     checks.extend(after);
-    let nothing_judged = limits.context.scope == Scope::NoGraphReplays
-        && a.workload.is_none()
-        && !(limits.explicit_occupancy || limits.explicit_gaps || limits.explicit_replay_idle);
+    let damage = trace::damage(a);
+    if let Some(d) = &damage {
+        checks.push(d.clone());
+    }
+    let nothing_judged =
+        limits.context.scope == Scope::NoGraphReplays && a.workload.is_none() && !limits.exact;
+    if let Some(d) = damage {
+        return Judged { limits, checks, verdict: Verdict::Inconclusive, reason: Some(d.message) };
+    }
     if nothing_judged {
         let reason = "no graph replay in the trace: launchguard judges graph replays (occupancy, gaps, launches and \
-                      idle time of replayed CUDA/HIP graphs); the figures are shown, set a limit to judge them anyway";
+                      idle time of replayed CUDA/HIP graphs); the figures are shown; `thresholds.adapt = false` judges them anyway";
         return Judged { limits, checks, verdict: Verdict::Skip, reason: Some(reason.to_string()) };
     }
     let verdict = Verdict::of(&checks);

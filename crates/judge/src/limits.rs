@@ -3,13 +3,14 @@
 //! ATOM's limits (occupancy < 0.80 fails, > 5 gaps over 100 µs fail, a launch ≥ 150 µs fails)
 //! were set for one workload: 100 replays of a ~44-kernel graph of ~255 µs of GPU time, on one
 //! GPU. Held unchanged against other traces they cry wolf or pass vacuously, so each default is
-//! adapted to the context, and every adaptation is stated ([`Adjustment`]). A limit the user set
-//! (a flag or a key of the file) is never adapted.
+//! adapted to the context, and every adaptation is stated ([`Adjustment`]). A limit states ATOM's
+//! context's value whether the user wrote it or not, so a file that states the defaults judges as
+//! no file does; `thresholds.adapt = false` holds every trace to the limits exactly as stated.
 
 use launchguard_analysis::model::Analysis;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{LaunchStatistic, Settings, ThresholdKey, Thresholds};
+use crate::config::{LaunchStatistic, Settings, Thresholds};
 
 /// Kernels per replay of the ATOM reference graph on an H200 (h200-ground-truth.md); the launch
 /// limit of 150 µs was set for a graph of this size.
@@ -39,6 +40,20 @@ pub const TP_OCCUPANCY_FAIL: f64 = 0.70;
 /// Graph replays must launch at least this share of the GPU activities between the first replay
 /// and the last for occupancy and gaps there to say anything about graph launches.
 pub const MIN_REPLAY_SHARE: f64 = 0.5;
+
+/// A trace lost GPU events when at least this share of its graph launches (and at least
+/// [`DAMAGE_MIN_REPLAYS`]) ran no GPU activity in it, ran kernels that match no other replay's, or
+/// came after a stream that ran replays went silent. Every healthy and public trace we hold has
+/// none of each (docs/verdicts.md); a lost last replay or two at the profiler's stop stays below.
+pub const DAMAGE_SHARE: f64 = 0.10;
+
+/// The fewest damaged replays that make a trace inconclusive.
+pub const DAMAGE_MIN_REPLAYS: u64 = 2;
+
+/// A trace lost GPU events when the GPU's record of the replays spans less than this share of
+/// the host's span of launches (the GPU runs each replay after its launch, so its span is at
+/// least the host's less one replay).
+pub const DAMAGE_GPU_WINDOW_SHARE: f64 = 0.5;
 
 /// What a trace holds, and so what its limits judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -139,15 +154,9 @@ pub struct Limits {
     pub thresholds: Thresholds,
     /// Each limit adapted to the context, and why.
     pub adjustments: Vec<Adjustment>,
-    /// The user set an occupancy limit: occupancy is judged whatever the scope.
+    /// `thresholds.adapt` is false: every check is judged whatever the scope.
     #[serde(skip)]
-    pub explicit_occupancy: bool,
-    /// The user set a gap limit.
-    #[serde(skip)]
-    pub explicit_gaps: bool,
-    /// The user set a replay-idle limit.
-    #[serde(skip)]
-    pub explicit_replay_idle: bool,
+    pub exact: bool,
     /// `check.headroom_fraction`: the share of the GPU's replay a launch may cost with the
     /// profiler off, which also decides whether a GPU starved under the profiler is the profiler's
     /// doing (`replay_idle`).
@@ -161,7 +170,7 @@ impl Limits {
         let configured = &settings.config.thresholds;
         let mut th = configured.clone();
         let mut adjustments = Vec::new();
-        let free = |key: ThresholdKey| !settings.is_set(key);
+        let adapt = configured.adapt;
         let mut adjust = |key: &str, value: &mut f64, to: f64, why: String| {
             if *value != to {
                 adjustments.push(Adjustment { key: key.into(), configured: *value, effective: to, why });
@@ -169,7 +178,7 @@ impl Limits {
             }
         };
         if let Some(k) = ctx.kernels_per_replay.filter(|&k| k as f64 > REFERENCE_KERNELS) {
-            if free(ThresholdKey::LaunchFailUs) {
+            if adapt {
                 let to = th.launch_fail_us * k as f64 / REFERENCE_KERNELS;
                 adjust(
                     "launch_fail_us",
@@ -184,7 +193,7 @@ impl Limits {
             }
         }
         if ctx.ranks > 1 {
-            if let (Some(gpu), true) = (ctx.gpu_us_per_replay, free(ThresholdKey::LaunchFailUs)) {
+            if let (Some(gpu), true) = (ctx.gpu_us_per_replay, adapt) {
                 let to = th.launch_fail_us + gpu;
                 adjust(
                     "launch_fail_us",
@@ -197,7 +206,7 @@ impl Limits {
                     ),
                 );
             }
-            if free(ThresholdKey::OccupancyFail) {
+            if adapt {
                 let to = TP_OCCUPANCY_FAIL.min(th.occupancy_fail);
                 adjust(
                     "occupancy_fail",
@@ -216,14 +225,14 @@ impl Limits {
                 "a replay of {gpu:.1} µs of GPU time is launch-bound under the profiler (below {SMALL_GRAPH_US:.0} µs): \
                  its profiled occupancy measures the profiler (healthy: 54–84%); the idle time before each replay judges it"
             );
-            if free(ThresholdKey::OccupancyFail) {
+            if adapt {
                 adjust("occupancy_fail", &mut th.occupancy_fail, 0.0, why.clone());
             }
-            if free(ThresholdKey::OccupancyWarn) {
+            if adapt {
                 adjust("occupancy_warn", &mut th.occupancy_warn, SMALL_GRAPH_OCCUPANCY_WARN, why);
             }
         }
-        if ctx.replays as f64 > REFERENCE_REPLAYS && free(ThresholdKey::MaxGaps) {
+        if ctx.replays as f64 > REFERENCE_REPLAYS && adapt {
             let to = (th.max_gaps as f64 * ctx.replays as f64 / REFERENCE_REPLAYS).floor();
             let mut v = th.max_gaps as f64;
             adjust(
@@ -240,17 +249,11 @@ impl Limits {
         if th.launch_statistic == LaunchStatistic::Auto {
             th.launch_statistic = if ctx.ranks > 1 { LaunchStatistic::Median } else { LaunchStatistic::Mean };
         }
-        let any = |keys: &[ThresholdKey]| keys.iter().any(|&k| settings.is_set(k));
         Limits {
             context: ctx.clone(),
             thresholds: th,
             adjustments,
-            explicit_occupancy: any(&[ThresholdKey::OccupancyFail, ThresholdKey::OccupancyWarn]),
-            explicit_gaps: any(&[ThresholdKey::MaxGaps, ThresholdKey::GapUs]),
-            explicit_replay_idle: any(&[
-                ThresholdKey::ReplayIdleFailUs,
-                ThresholdKey::ReplayIdleFailFraction,
-            ]),
+            exact: !adapt,
             headroom_fraction: settings.config.check.headroom_fraction,
         }
     }
@@ -271,6 +274,7 @@ impl Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ThresholdKey;
 
     fn ctx(ranks: u64, gpu: Option<f64>, kernels: Option<u64>, replays: u64) -> Context {
         Context {
@@ -332,15 +336,20 @@ mod tests {
     }
 
     #[test]
-    fn a_limit_the_user_set_is_never_adapted() {
-        let mut s = Settings::default();
-        s.config.thresholds.launch_fail_us = 150.0;
-        s.mark_set(ThresholdKey::LaunchFailUs);
-        s.mark_set(ThresholdKey::OccupancyFail);
-        let l = Limits::new(&ctx(2, Some(274.0), Some(421), 100), &s);
-        assert_eq!(l.thresholds.launch_fail_us, 150.0);
-        assert_eq!(l.thresholds.occupancy_fail, 0.80);
-        assert!(l.adjustments.iter().all(|a| a.key != "launch_fail_us" && a.key != "occupancy_fail"));
+    fn a_stated_limit_adapts_as_the_default_does_unless_adapt_is_off() {
+        let c = ctx(2, Some(274.0), Some(421), 100);
+        let stated =
+            Settings::from_toml("[thresholds]\nlaunch_fail_us = 150\noccupancy_fail = 0.8\n").unwrap();
+        assert!(stated.is_set(ThresholdKey::LaunchFailUs));
+        assert_eq!(Limits::new(&c, &stated), Limits::new(&c, &Settings::default()));
+        // A value of the user's own is the base of the same rule: 100 × 421/44 + 274.
+        let own = Settings::from_toml("[thresholds]\nlaunch_fail_us = 100\n").unwrap();
+        let l = Limits::new(&c, &own);
+        assert!((l.thresholds.launch_fail_us - (100.0 * 421.0 / 44.0 + 274.0)).abs() < 1e-9);
+        let exact = Settings::from_toml("[thresholds]\nadapt = false\nlaunch_fail_us = 150\n").unwrap();
+        let l = Limits::new(&c, &exact);
+        assert_eq!((l.thresholds.launch_fail_us, l.thresholds.occupancy_fail), (150.0, 0.80));
+        assert!(l.adjustments.is_empty() && l.exact);
     }
 
     #[test]

@@ -26,7 +26,11 @@ pub fn judge(r: RanksAnalysis, settings: &Settings) -> RanksReport {
         checks.extend(order.iter().filter_map(|id| worst_check(&ranks, id)));
     }
     let every_rank_skips = ranks.iter().all(|k| k.verdict == Verdict::Skip);
-    let (verdict, reason) = if every_rank_skips {
+    let damaged = ranks.iter().find(|k| k.verdict == Verdict::Inconclusive);
+    let (verdict, reason) = if let Some(k) = damaged {
+        let why = k.analysis.reason.clone().unwrap_or_default();
+        (Verdict::Inconclusive, Some(format!("rank {}: {why}", k.rank)))
+    } else if every_rank_skips {
         (Verdict::Skip, ranks.first().and_then(|k| k.analysis.reason.clone()))
     } else {
         (Verdict::of(&checks), None)
@@ -47,7 +51,10 @@ fn judge_rank(rank: RankAnalysis, ranks: u64, common: bool, settings: &Settings)
     let judged = rank.common.as_ref().unwrap_or(&rank.whole);
     // The rank's checks are its trace's, with occupancy measured on the rank's time not spent
     // waiting for peers (a collective that waits counts as busy in the trace's own figures).
-    let occupancy = |l: &Limits| rank_occupancy(judged, &rank.collectives, common, l);
+    let replays = &rank.analysis.replay_summary;
+    let occupancy = |l: &Limits| {
+        crate::trace::graph_own_idle(rank_occupancy(judged, &rank.collectives, common, l), replays, l)
+    };
     let crate::Judged { checks, verdict, .. } =
         crate::judge_trace(&rank.analysis, ranks, settings, Some(&occupancy));
     let analysis = crate::judge_analysis(rank.analysis, ranks, settings);
@@ -99,6 +106,7 @@ fn severity(v: Verdict) -> u8 {
         Verdict::Pass => 1,
         Verdict::Warn => 2,
         Verdict::Fail => 3,
+        Verdict::Inconclusive => 4,
     }
 }
 

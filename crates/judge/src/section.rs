@@ -63,6 +63,12 @@ macro_rules! ruled_integer {
 }
 ruled_integer!(u32, u64);
 
+impl Ruled for bool {
+    fn broken(&self, _: Rule) -> Option<String> {
+        None
+    }
+}
+
 impl Ruled for String {
     fn broken(&self, _: Rule) -> Option<String> {
         None

@@ -81,11 +81,11 @@ fn out_of_scope(l: &Limits, what: &str) -> Option<String> {
     match l.context.scope {
         Scope::GraphReplays => None,
         Scope::NoGraphReplays => Some(format!(
-            "no graph replay in the trace: {what} is judged on graph replays only (set its limit to judge this trace anyway)"
+            "no graph replay in the trace: {what} is judged on graph replays only (`thresholds.adapt = false` judges it anyway)"
         )),
         Scope::MixedWork => Some(format!(
             "graph replays launch {:.0}% of the GPU activities between the first replay and the last: {what} there measures \
-             the other work, not graph launches (set its limit to judge it anyway)",
+             the other work, not graph launches (`thresholds.adapt = false` judges it anyway)",
             100.0 * l.context.replay_share.unwrap_or(0.0)
         )),
     }
@@ -119,7 +119,7 @@ pub(crate) fn occupancy_limits_text(l: &Limits) -> String {
 
 fn occupancy(d: &Device, f: &Figures, replays: &ReplaySummary, l: &Limits) -> Check {
     if let Some(why) = out_of_scope(l, "occupancy") {
-        if !l.explicit_occupancy {
+        if !l.exact {
             return Check::new(CheckId::Occupancy, Status::Skip, Some(f.occupancy), None, why);
         }
     }
@@ -135,8 +135,12 @@ fn occupancy(d: &Device, f: &Figures, replays: &ReplaySummary, l: &Limits) -> Ch
         _ => format!("a {} window", human_us(f.window_us)),
     };
     let msg = format!("GPU {} busy {:.1}% of {window} ({})", d.device, occ * 100.0, occupancy_limits_text(l));
-    let check = Check::new(CheckId::Occupancy, status, Some(occ), Some(l.thresholds.occupancy_fail), msg);
-    if status == Status::Pass {
+    let check = graph_own_idle(
+        Check::new(CheckId::Occupancy, status, Some(occ), Some(l.thresholds.occupancy_fail), msg),
+        replays,
+        l,
+    );
+    if check.status == Status::Pass {
         check
     } else {
         check.with_hint(occupancy_hint(replays, f))
@@ -167,12 +171,34 @@ fn occupancy_hint(r: &ReplaySummary, f: &Figures) -> String {
 /// replay are 2–6 µs apart on an H200).
 const IDLE_BEFORE_SMALL_US: f64 = 20.0;
 
+/// An occupancy warning is a finding only where the GPU waited for the host. Where it waits less
+/// than [`IDLE_BEFORE_SMALL_US`] before each replay at the median, the idle time of the window
+/// lies between kernels inside replays, the graph's own, which nothing on the launch side
+/// changes: the warning passes, saying why (healthy H200 traces sit at 88–90% busy with 4–5 µs
+/// before each replay; TP=2 ranks at 81–85%). A failure stays a failure, and with
+/// `thresholds.adapt = false` the limits hold as stated.
+pub(crate) fn graph_own_idle(mut check: Check, r: &ReplaySummary, l: &Limits) -> Check {
+    let Some(idle) = r.steady_idle_before_p50_us.filter(|&i| i < IDLE_BEFORE_SMALL_US) else { return check };
+    if check.status != Status::Warn || l.exact || l.context.scope != Scope::GraphReplays {
+        return check;
+    }
+    check.status = Status::Pass;
+    check.hint = None;
+    check.message = format!(
+        "{}; passes: the GPU waits only {} p50 before each replay, so the idle time is the graph's own gaps between \
+         kernels, not launch overhead",
+        check.message,
+        human_us(idle)
+    );
+    check
+}
+
 /// `by_profiler`: [`profiler_bound`]'s finding, which turns a failure into a warning.
 fn gaps(d: &Device, f: &Figures, l: &Limits, by_profiler: Option<ProfilerBound>) -> Check {
     let th = &l.thresholds;
     let g = &f.gaps;
     if let Some(why) = out_of_scope(l, "the gap count") {
-        if !l.explicit_gaps {
+        if !l.exact {
             return Check::new(CheckId::Gaps, Status::Skip, Some(g.over_threshold as f64), None, why);
         }
     }
@@ -242,7 +268,7 @@ fn graph_launch(a: &Analysis, l: &Limits) -> Check {
 fn replay_idle(a: &Analysis, l: &Limits) -> Check {
     let r = &a.replay_summary;
     if let Some(why) = out_of_scope(l, "the idle time before replays") {
-        if !l.explicit_replay_idle {
+        if !l.exact {
             return Check::new(CheckId::ReplayIdle, Status::Skip, r.steady_idle_before_p50_us, None, why);
         }
     }
@@ -335,6 +361,72 @@ fn no_launch(a: &Analysis) -> String {
         Some(w) => format!("no graph launch inside spans matching '{w}'"),
         None => "no graph launch in the trace".to_string(),
     }
+}
+
+/// Whether the profiler lost GPU events, and how that was told: a `trace_damage` check (warn)
+/// when it did, which makes the verdict `inconclusive`; `None` when nothing says so. A trace that
+/// lost events cannot say whether the GPU starved: what is left would be judged as if the GPU had
+/// idled where the record is empty.
+pub(crate) fn damage(a: &Analysis) -> Option<Check> {
+    use crate::limits::{DAMAGE_GPU_WINDOW_SHARE, DAMAGE_MIN_REPLAYS, DAMAGE_SHARE};
+    let d = &a.damage;
+    let n = a.replay_summary.count;
+    let many = |k: u64| k >= DAMAGE_MIN_REPLAYS && k as f64 >= DAMAGE_SHARE * n as f64;
+    let mut told = Vec::new();
+    if many(d.replays_without_kernels) {
+        told.push(format!(
+            "{} of {n} graph launches ran no GPU activity in the trace (replays without any kernel)",
+            d.replays_without_kernels
+        ));
+    }
+    if many(d.replays_unmatched) {
+        told.push(format!(
+            "{} of {n} replays ran kernels that match no other replay's (kernels lost inside replays)",
+            d.replays_unmatched
+        ));
+    }
+    if let Some(s) = d.silent.as_ref().filter(|s| many(s.launches_after)) {
+        told.push(format!(
+            "GPU {} stream {} went silent at {} while {} more graph launches went on without GPU work",
+            s.device,
+            s.stream,
+            human_us(s.silent_from_us),
+            s.launches_after
+        ));
+    }
+    if n >= DAMAGE_MIN_REPLAYS
+        && d.host_window_us > 0.0
+        && d.gpu_window_us < DAMAGE_GPU_WINDOW_SHARE * d.host_window_us
+    {
+        told.push(format!(
+            "the GPU's record of the replays spans {} of the host's {} of launches",
+            human_us(d.gpu_window_us),
+            human_us(d.host_window_us)
+        ));
+    }
+    if !d.profiler_messages.is_empty() {
+        told.push(format!("the profiler says so: \"{}\"", d.profiler_messages.join("\"; \"")));
+    }
+    if told.is_empty() {
+        return None;
+    }
+    let lost = (d.replays_without_kernels + d.replays_unmatched) as f64;
+    Some(
+        Check::new(
+            CheckId::TraceDamage,
+            Status::Warn,
+            Some(lost),
+            Some(DAMAGE_SHARE * n as f64),
+            format!(
+                "the trace lost GPU events, so it cannot say whether the GPU starved: {}",
+                told.join("; ")
+            ),
+        )
+        .with_hint(
+            "record again: a shorter profiled window or fewer replays in it, a larger activity buffer \
+             (Kineto: ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB), no other profiler attached; docs/verdicts.md says how each loss is told",
+        ),
+    )
 }
 
 fn replay_consistency(a: &Analysis) -> Check {
@@ -512,7 +604,11 @@ mod tests {
         // (what, case, occupancy, gaps, graph_launch, replay_idle)
         let cases = [
             ("healthy reference graph", Case { ..base }, Pass, Pass, Pass, Pass),
-            ("ATOM's warning band", Case { occupancy: 0.85, ..base }, Warn, Pass, Pass, Pass),
+            // ATOM's warning band warns where the GPU waited for the host before replays (22 µs,
+            // under the 25.5 µs that fails replay_idle); at 4.5 µs the idle time is the graph's
+            // own gaps between kernels, and it passes.
+            ("ATOM's warning band", Case { occupancy: 0.85, idle_us: 22.0, ..base }, Warn, Pass, Pass, Pass),
+            ("the graph's own idle time", Case { occupancy: 0.85, ..base }, Pass, Pass, Pass, Pass),
             (
                 "a starved GPU",
                 Case { occupancy: 0.70, gaps: 99, idle_us: 130.0, ..base },
@@ -589,6 +685,7 @@ mod tests {
                     launch_mean_us: 3400.0,
                     launch_p50_us: 245.0,
                     world: 2,
+                    idle_us: 22.0,
                     ..base
                 },
                 Warn,
@@ -633,7 +730,7 @@ mod tests {
     }
 
     #[test]
-    fn a_trace_without_graph_replays_is_skipped_with_the_reason_unless_a_limit_is_set() {
+    fn a_trace_without_graph_replays_is_skipped_with_the_reason_unless_adapt_is_off() {
         let case = Case {
             occupancy: 0.13,
             gaps: 250,
@@ -648,8 +745,10 @@ mod tests {
         let report = crate::analysis(figures(&case), &Settings::default());
         assert_eq!(report.verdict, crate::Verdict::Skip);
         assert!(report.reason.unwrap().starts_with("no graph replay in the trace"));
-        let mut s = Settings::default();
-        s.mark_set(crate::config::ThresholdKey::OccupancyFail);
+        // Stating a limit does not make it judge what it is not for; `adapt = false` does.
+        let s = Settings::from_toml("[thresholds]\noccupancy_fail = 0.8\n").unwrap();
+        assert_eq!(crate::analysis(figures(&case), &s).verdict, crate::Verdict::Skip);
+        let s = Settings::from_toml("[thresholds]\nadapt = false\n").unwrap();
         let report = crate::analysis(figures(&case), &s);
         assert_eq!(report.verdict, crate::Verdict::Fail);
         assert_eq!(

@@ -48,6 +48,8 @@ pub enum CheckId {
     TraceComplete,
     /// Whether `check`'s own trace recorded what it ran.
     TraceSanity,
+    /// Whether the profiler lost GPU events (any trace).
+    TraceDamage,
     /// The profiler backend PyTorch links.
     Linkage,
     /// Libraries that intercept launches.
@@ -73,7 +75,7 @@ pub enum CheckId {
 }
 
 impl CheckId {
-    const NAMED: [(CheckId, &'static str); 17] = [
+    const NAMED: [(CheckId, &'static str); 18] = [
         (CheckId::GpuActivity, "gpu_activity"),
         (CheckId::Occupancy, "occupancy"),
         (CheckId::Gaps, "gaps"),
@@ -82,6 +84,7 @@ impl CheckId {
         (CheckId::ReplayConsistency, "replay_consistency"),
         (CheckId::TraceComplete, "trace_complete"),
         (CheckId::TraceSanity, "trace_sanity"),
+        (CheckId::TraceDamage, "trace_damage"),
         (CheckId::Linkage, "linkage"),
         (CheckId::InterceptionLayers, "interception_layers"),
         (CheckId::LaunchHeadroom, "launch_headroom"),
@@ -184,6 +187,9 @@ pub enum Verdict {
     Fail,
     /// Nothing could be measured here (no GPU, no torch): not a pass, not a failure.
     Skip,
+    /// The trace lost GPU events: what is left cannot say whether the GPU starved. The checks
+    /// are still reported; the reason names what was lost and how it was told.
+    Inconclusive,
 }
 
 impl Verdict {
@@ -197,11 +203,12 @@ impl Verdict {
         }
     }
 
-    /// The process exit code: 0 pass, warn and skip; 1 fail.
+    /// The process exit code: 0 pass, warn and skip; 1 fail; 2 inconclusive (unusable input).
     pub fn exit_code(self) -> i32 {
         match self {
+            Verdict::Pass | Verdict::Warn | Verdict::Skip => 0,
             Verdict::Fail => 1,
-            _ => 0,
+            Verdict::Inconclusive => 2,
         }
     }
 
@@ -212,6 +219,7 @@ impl Verdict {
             Verdict::Warn => "warn",
             Verdict::Fail => "fail",
             Verdict::Skip => "skip",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -232,6 +240,7 @@ mod tests {
             "replay_consistency",
             "trace_complete",
             "trace_sanity",
+            "trace_damage",
             "linkage",
             "interception_layers",
             "launch_headroom",

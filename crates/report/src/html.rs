@@ -4,6 +4,7 @@
 //! cost per phase side by side. With several ranks, a table of the ranks and the figures that
 //! compare them come first, and the trace sections below say which rank they show.
 
+use crate::escape::one_line;
 use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
@@ -94,12 +95,12 @@ fn page(
             "launchguard {}: {} — {}",
             view.command,
             verdict.to_uppercase(),
-            file_name(&a.source.path)
+            one_line(file_name(&a.source.path))
         ),
         (None, None) => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
     };
     // The result document, for whoever wants the numbers; `</` escaped so it cannot end the script.
-    let document = view.document.compact().replace("</", "<\\/");
+    let document = crate::escape::json(&view.document.compact()).replace("</", "<\\/");
     let embedded = document.len() <= MAX_DOCUMENT;
     html! {
         (DOCTYPE)
@@ -162,7 +163,7 @@ fn page(
                 @if !view.phases.is_empty() { (phases(view)) }
                 @if let (Some(a), None) = (view.analysis, &view.ranks) {
                     @if !a.warnings.is_empty() {
-                        section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (w) } } } }
+                        section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (one_line(w)) } } } }
                     }
                 }
                 @if embedded {
@@ -205,17 +206,17 @@ fn source_line(a: &Analysis) -> Markup {
         .devices
         .iter()
         .map(|d| match &d.name {
-            Some(n) => format!("GPU {} ({n})", d.device),
-            None => format!("GPU {}", d.device),
+            Some(n) => format!("GPU {} ({})", one_line(&d.device), one_line(n)),
+            None => format!("GPU {}", one_line(&d.device)),
         })
         .collect();
     html! {
         p.source {
-            code { (s.path) } " · " (human_bytes(s.bytes)) @if s.gzip { " gzip" } " · " (s.events) " events"
-            @if let Some(p) = &a.trace.profiler { " · " (p) }
+            code { (one_line(&s.path)) } " · " (human_bytes(s.bytes)) @if s.gzip { " gzip" } " · " (s.events) " events"
+            @if let Some(p) = &a.trace.profiler { " · " (one_line(p)) }
             @if let (Some(r), Some(w)) = (a.trace.rank, a.trace.world_size) { " · rank " (r) " of " (w) }
             @if !devices.is_empty() { " · " (devices.join(", ")) }
-            @if let Some(w) = &a.within { " · within spans matching " code { (w) } (crate::terminal::within_mode(a)) }
+            @if let Some(w) = &a.within { " · within spans matching " code { (one_line(w)) } (crate::terminal::within_mode(a)) }
         }
     }
 }
@@ -232,7 +233,7 @@ fn ranks_source_line(r: &RanksReport) -> Markup {
             }
             @for k in r.ranks.iter().filter(|_| r.ranks.len() <= DETAIL_RANKS) {
                 @let s = &k.analysis.figures.source;
-                " · rank " (k.rank) " " code { (file_name(&s.path)) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
+                " · rank " (k.rank) " " code { (one_line(file_name(&s.path))) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
             }
         }
     }
@@ -265,7 +266,7 @@ fn ranks(r: &RanksReport) -> Markup {
             }
             @if !r.warnings.is_empty() {
                 ul.warnings {
-                    @for w in r.warnings.iter().take(MAX_WARNINGS) { li { (w) } }
+                    @for w in r.warnings.iter().take(MAX_WARNINGS) { li { (one_line(w)) } }
                     @if r.warnings.len() > MAX_WARNINGS { li { (r.warnings.len() - MAX_WARNINGS) " more (the JSON lists them)" } }
                 }
             }
@@ -702,7 +703,7 @@ fn kernel_table(rows: &[KernelRow]) -> Markup {
             tbody {
                 @for (r, name) in rows.iter().zip(&short).take(KERNEL_ROWS) {
                     tr {
-                        td.kname title=(r.name) { code { (name) } }
+                        td.kname title=(one_line(&r.name)) { code { (name) } }
                         td.num data-v=(r.share) { (format!("{:.1}%", r.share * 100.0)) }
                         td.num data-v=(r.total_us) { (human_us(r.total_us)) }
                         td.num data-v=(r.count) { (r.count) }

@@ -1,11 +1,13 @@
 //! JUnit XML: one testcase per check, so CI systems (GitHub test reporters, GitLab, Jenkins) show
 //! each check as a test. Failed checks are failures carrying their message, value and limit;
-//! skipped checks are skipped; a warning passes but keeps its message in `system-out`.
+//! skipped checks are skipped; a warning passes but keeps its message in `system-out`; an
+//! `inconclusive` verdict is one more testcase, in error.
 
-use launchguard_judge::{Check, Status};
+use launchguard_judge::{Check, Status, Verdict};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::error::Result;
+use crate::escape::one_line;
 use crate::{value_text, View};
 
 /// The JUnit XML of a run's checks.
@@ -17,15 +19,23 @@ pub(crate) fn run(view: &View<'_>) -> Result<Vec<u8>> {
     if let Some(r) = view.reason {
         properties.push(("reason", r.to_string()));
     }
-    xml(view.command, &properties, view.checks)
+    let inconclusive = (view.verdict == Verdict::Inconclusive).then_some(view.reason.unwrap_or_default());
+    xml(view.command, &properties, view.checks, inconclusive)
 }
 
 /// The JUnit XML of `command`'s checks: one suite with `properties`, one testcase per check.
-pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Result<Vec<u8>> {
+/// An `inconclusive` verdict adds a testcase `verdict` in error with its reason: the checks may
+/// all pass on what is left of a damaged trace, and CI must not read that as green.
+pub fn xml(
+    command: &str,
+    properties: &[(&str, String)],
+    checks: &[Check],
+    inconclusive: Option<&str>,
+) -> Result<Vec<u8>> {
     let classname = format!("launchguard.{command}");
     let mut suite = TestSuite::new(format!("launchguard {command}"));
     for (name, value) in properties {
-        suite.add_property(Property::new(*name, value.as_str()));
+        suite.add_property(Property::new(*name, one_line(value).as_ref()));
     }
     for c in checks {
         let figures = format!("value: {}; limit: {}", value_text(&c.value), value_text(&c.limit));
@@ -39,10 +49,10 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
             Status::Skip => TestCaseStatus::skipped(),
         };
         if c.status >= Status::Fail || c.status == Status::Skip {
-            status.set_message(c.message.as_str());
+            status.set_message(one_line(&c.message).as_ref());
             let mut body = figures.clone();
             if let Some(h) = &c.hint {
-                body.push_str(&format!("\nhint: {h}"));
+                body.push_str(&format!("\nhint: {}", one_line(h)));
             }
             status.set_description(body);
         }
@@ -55,8 +65,8 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
             }
         }
         if c.status == Status::Warn {
-            let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {h}"));
-            case.set_system_out(format!("warn: {} ({figures}){hint}", c.message));
+            let hint = c.hint.as_ref().map_or(String::new(), |h| format!("\nhint: {}", one_line(h)));
+            case.set_system_out(format!("warn: {} ({figures}){hint}", one_line(&c.message)));
         }
         suite.add_test_case(case);
     }
@@ -69,6 +79,15 @@ pub fn xml(command: &str, properties: &[(&str, String)], checks: &[Check]) -> Re
         status.set_message(reason);
         let mut case = TestCase::new(command, status);
         case.set_classname(classname.as_str());
+        suite.add_test_case(case);
+    }
+    if let Some(reason) = inconclusive {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("inconclusive");
+        status.set_message(reason);
+        let mut case = TestCase::new("verdict", status);
+        case.set_classname(classname.as_str());
+        case.add_property(Property::new("status", "inconclusive"));
         suite.add_test_case(case);
     }
     let mut report = Report::new("launchguard");
@@ -117,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_skipped_run_is_one_skipped_testcase_with_its_reason() {
-        let xml = xml("check", &[("verdict", "skip".into()), ("reason", "no GPU here".into())], &[]).unwrap();
+        let xml = xml("check", &[("verdict", "skip".into()), ("reason", "no GPU here".into())], &[], None).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         assert!(xml.contains("tests=\"1\"") && xml.contains("skipped=\"1\""), "{xml}");
         assert!(

@@ -86,7 +86,7 @@ fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
     let _ = writeln!(
         out,
         "Trace `{}`: {} events{}{}\n",
-        name.replace('`', "'"),
+        crate::escape::one_line(name).replace('`', "'"),
         a.source.events,
         match &a.trace.profiler {
             Some(p) => format!(", {}", cell(p)),
@@ -95,7 +95,7 @@ fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
         match &a.within {
             Some(w) => format!(
                 "; within annotation spans matching `{}`{}",
-                w.replace('`', "'"),
+                crate::escape::one_line(w).replace('`', "'"),
                 crate::terminal::within_mode(a)
             ),
             None => String::new(),
@@ -143,6 +143,7 @@ pub(crate) fn verdict_badge(v: Verdict) -> &'static str {
         Verdict::Warn => "⚠️ WARN",
         Verdict::Fail => "❌ FAIL",
         Verdict::Skip => "⏭️ SKIP",
+        Verdict::Inconclusive => "❔ INCONCLUSIVE",
     }
 }
 
@@ -157,10 +158,10 @@ pub(crate) fn status_badge(s: Status) -> &'static str {
 
 /// Text safe inside a table cell: no line breaks, no table or HTML syntax, no emphasis.
 pub(crate) fn cell(s: &str) -> String {
+    let s = crate::escape::one_line(s);
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
-            '\n' | '\r' => out.push(' '),
             '|' | '\\' | '<' | '>' | '*' | '_' | '`' | '[' | ']' => {
                 out.push('\\');
                 out.push(ch);

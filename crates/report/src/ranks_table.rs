@@ -433,9 +433,10 @@ pub(crate) fn groups(r: &RanksReport) -> Vec<Group> {
         r.ranks.iter().map(|k| (k.verdict, of(0, k.rank), of(5, k.rank), of(6, k.rank), k.rank)).collect();
     let severity = |v: Verdict| match v {
         Verdict::Fail => 0,
-        Verdict::Warn => 1,
-        Verdict::Pass => 2,
-        Verdict::Skip => 3,
+        Verdict::Inconclusive => 1,
+        Verdict::Warn => 2,
+        Verdict::Pass => 3,
+        Verdict::Skip => 4,
     };
     items.sort_by(|a, b| severity(a.0).cmp(&severity(b.0)).then(a.1.total_cmp(&b.1)).then(a.4.cmp(&b.4)));
     let near =

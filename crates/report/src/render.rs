@@ -94,7 +94,8 @@ pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
 }
 
 /// Renders `doc` as `kind`, the readable report fitted to `cols` columns (the other formats do not
-/// depend on it).
+/// depend on it). Every readable format passes, last, through [`crate::escape::printable`]:
+/// whatever a renderer forgot to escape reaches no terminal raw.
 pub fn render_fitted(doc: &Doc<'_>, kind: Kind, cols: usize) -> Result<Rendered> {
     let bytes = match (kind, doc) {
         (Kind::Text, Doc::Run(v)) => run_text(v, cols).into_bytes(),
@@ -117,6 +118,14 @@ pub fn render_fitted(doc: &Doc<'_>, kind: Kind, cols: usize) -> Result<Rendered>
             return Err(ReportError::Unsupported { kind: kind.name(), doc: doc.name() })
         }
     };
+    let bytes = match (kind, String::from_utf8(bytes)) {
+        (Kind::Json, Ok(text)) => text.into_bytes(),
+        (_, Ok(text)) => match crate::escape::printable(&text) {
+            std::borrow::Cow::Borrowed(_) => text.into_bytes(),
+            std::borrow::Cow::Owned(safe) => safe.into_bytes(),
+        },
+        (_, Err(e)) => e.into_bytes(),
+    };
     Ok(Rendered::Bytes(bytes))
 }
 
@@ -131,7 +140,8 @@ fn run_text(v: &View<'_>, cols: usize) -> String {
 }
 
 fn pretty<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
+    let text = serde_json::to_string_pretty(value)?;
+    let mut bytes = crate::escape::json(&text).into_owned().into_bytes();
     bytes.push(b'\n');
     Ok(bytes)
 }

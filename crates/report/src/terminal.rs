@@ -19,6 +19,7 @@ pub fn paint(text: &str) -> String {
         "warn" => Some(AnsiColor::Yellow.on_default().bold()),
         "fail" => Some(AnsiColor::Red.on_default().bold()),
         "skip" => Some(Style::new().dimmed()),
+        "inconclusive" => Some(AnsiColor::Magenta.on_default().bold()),
         _ => None,
     };
     let mut out = String::with_capacity(text.len() + 256);
@@ -91,6 +92,9 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
         let mode = within_mode(a);
         let pattern = launchguard_analysis::analyze::quoted(&one_line(w));
         wrap_into(out, "within ", &format!("annotation spans matching {pattern}{mode}"), 7, cols);
+        if let Some(rule) = &a.within_rule {
+            wrap_into(out, "  ", &format!("measured over {}", one_line(rule)), 7, cols);
+        }
     }
     out.push('\n');
     for d in &a.devices {

@@ -215,7 +215,7 @@ pub struct Timeline {
 
 /// Draws `t` with its data for the page's script; `caption` names it for screen readers.
 pub fn render(t: &Timeline, caption: &str) -> Markup {
-    let data = serde_json::to_string(t).unwrap_or_default().replace("</", "<\\/");
+    let data = crate::escape::json(&serde_json::to_string(t).unwrap_or_default()).replace("</", "<\\/");
     html! {
         div.tl {
             div.tlbar {
@@ -254,7 +254,7 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
     for r in shown {
         let rel: Vec<Span> = r.all_spans.iter().map(|&(s, e)| (s - t.origin, e - t.origin)).collect();
         rows.push(html! {
-            text.rowlabel.small[r.small] x=(c(LABEL_W - 6.0)) y=(c(y + r.h / 2.0 + 4.0)) text-anchor="end" { (r.label) }
+            text.rowlabel.small[r.small] x=(c(LABEL_W - 6.0)) y=(c(y + r.h / 2.0 + 4.0)) text-anchor="end" { (crate::escape::one_line(&r.label)) }
             rect.lane x=(c(LABEL_W)) y=(c(y)) width=(c(PLOT_W)) height=(c(r.h)) {}
             @for (class, spans) in &r.shade {
                 @for w in spans.chunks(2).filter(|w| w[1] > t0 && w[0] < t1) {
@@ -295,7 +295,7 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
             g.rows { @for r in rows { (r) } }
             g.lines {
                 @for (at, label) in t.lines.iter().filter(|(at, _)| *at >= t0 && *at <= t1) {
-                    line.vline x1=(c(x(*at))) y1=(c(AXIS_H - 4.0)) x2=(c(x(*at))) y2=(c(height - 4.0)) { title { (label) } }
+                    line.vline x1=(c(x(*at))) y1=(c(AXIS_H - 4.0)) x2=(c(x(*at))) y2=(c(height - 4.0)) { title { (crate::escape::one_line(label)) } }
                 }
             }
             line.cursor visibility="hidden" x1="0" y1=(c(AXIS_H - 4.0)) x2="0" y2=(c(height - 4.0)) {}

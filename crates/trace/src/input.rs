@@ -286,6 +286,19 @@ pub(crate) fn stream_error(path: &Path, e: io::Error, gzip: bool, limits: &Limit
         TraceError::Cap { path, cap, what: cap.what(limits) }
     } else if e.kind() == io::ErrorKind::UnexpectedEof {
         TraceError::Gzip { path, detail: format!("the gzip stream ends early ({detail})") }
+    } else if detail.contains("invalid gzip header") {
+        // flate2's one word for several faults: read the file again to tell which.
+        let fault = match path.as_os_str() == STDIN_NAME {
+            true => None,
+            false => launchguard_files::open_regular(&path)
+                .ok()
+                .and_then(|(file, _)| gunzip::header_fault(file, limits.max_inflated_bytes)),
+        };
+        let detail = fault.unwrap_or_else(|| {
+            "a gzip member's header is not gzip: bytes after the last member (trailing garbage), a reserved flag bit or a bad header CRC"
+                .into()
+        });
+        TraceError::Gzip { path, detail }
     } else if e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::InvalidData {
         TraceError::Gzip { path, detail: gzip_detail(&detail) }
     } else {
@@ -298,8 +311,6 @@ pub(crate) fn gzip_detail(detail: &str) -> String {
     if detail.contains("checksum") {
         // flate2 compares each member's CRC32 and ISIZE with what it inflated.
         "a gzip member's CRC32 or length check fails: the file is damaged".into()
-    } else if detail.contains("invalid gzip header") {
-        "bytes after the last gzip member are not gzip (trailing garbage)".into()
     } else {
         detail.to_string()
     }

@@ -48,7 +48,7 @@ impl<'de> Visitor<'de> for Top<'_> {
                     *self.saw_events = true;
                     map.next_value_seed(Events { builder: self.builder })?;
                 }
-                "baseTimeNanoseconds" | "distributedInfo" | "deviceProperties" => {
+                "baseTimeNanoseconds" | "distributedInfo" | "deviceProperties" | "WARNING" | "ERROR" => {
                     let v: Value = map.next_value()?;
                     apply_header_value(self.builder.meta_mut(), &key, &v);
                 }
@@ -77,7 +77,25 @@ pub(crate) fn apply_header_value(meta: &mut TraceMeta, key: &str, v: &Value) {
         }
         "distributedInfo" => meta.distributed = Some(distributed_info(v)),
         "deviceProperties" => meta.device_names = device_names(v),
+        "WARNING" | "ERROR" => note_lost_records(meta, v),
         _ => {}
+    }
+}
+
+/// Keeps the lines of Kineto's logger metadata (`"WARNING": ["…", …]`) that say records were
+/// lost: CUPTI's drop counter ("Dropped N activity records") and the buffer cap that ends tracing
+/// ("Exceeded max GPU buffer count … terminating tracing").
+fn note_lost_records(meta: &mut TraceMeta, v: &Value) {
+    const SAYS_LOST: [&str; 4] = ["dropped", "terminating tracing", "stopped early", "buffer overflow"];
+    let Some(lines) = v.as_array() else { return };
+    for line in lines.iter().filter_map(Value::as_str) {
+        if meta.lost_records.len() >= crate::timeline::MAX_PROFILER_MESSAGES {
+            return;
+        }
+        let lower = line.to_ascii_lowercase();
+        if SAYS_LOST.iter().any(|w| lower.contains(w)) {
+            meta.lost_records.push(line.chars().take(crate::timeline::MAX_PROFILER_MESSAGE_CHARS).collect());
+        }
     }
 }
 

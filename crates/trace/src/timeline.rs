@@ -233,6 +233,18 @@ pub struct GraphLaunch {
     pub correlation: Option<u64>,
 }
 
+/// A host call that launched GPU work: a runtime or driver call (`cudaLaunchKernel`,
+/// `cudaMemcpyAsync`, `hipGraphLaunch`, …) whose `args.correlation` its GPU activities share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostCall {
+    /// Start, nanoseconds.
+    pub start: i64,
+    /// End, nanoseconds.
+    pub end: i64,
+    /// Shared with the GPU work it launched.
+    pub correlation: u64,
+}
+
 /// A `record_function` span: `user_annotation` on the host, `gpu_user_annotation` on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotation {
@@ -257,6 +269,12 @@ pub struct DistributedInfo {
     pub backend: Option<String>,
 }
 
+/// Most profiler lines about lost records kept from one trace.
+pub const MAX_PROFILER_MESSAGES: usize = 8;
+
+/// Longest profiler line kept, in characters.
+pub const MAX_PROFILER_MESSAGE_CHARS: usize = 300;
+
 /// Trace-level facts from the keys around `traceEvents`.
 #[derive(Debug, Clone, Default)]
 pub struct TraceMeta {
@@ -269,6 +287,13 @@ pub struct TraceMeta {
     /// Which profiler backend wrote it, from its version keys (`cupti_version`,
     /// `roctracer_version`, `rocprofiler-sdk_version`).
     pub profiler: Option<String>,
+    /// What the reader of another format noticed and the user should know (a recording that
+    /// cannot show something), one line each.
+    pub notes: Vec<String>,
+    /// What the profiler said of records it lost: the lines of Kineto's `WARNING` and `ERROR`
+    /// metadata that speak of dropped records or tracing cut short (at most
+    /// [`MAX_PROFILER_MESSAGES`], each cut to [`MAX_PROFILER_MESSAGE_CHARS`]).
+    pub lost_records: Vec<String>,
 }
 
 /// Why events were skipped.
@@ -297,6 +322,9 @@ pub struct Timeline {
     pub activities: Vec<GpuActivity>,
     /// Graph launches in file order.
     pub launches: Vec<GraphLaunch>,
+    /// Host calls with a correlation id (graph launches among them), in file order: what
+    /// `--within` a host span measures the GPU work of.
+    pub host_calls: Vec<HostCall>,
     /// `record_function` spans in file order.
     pub annotations: Vec<Annotation>,
     /// Names and labels behind the ids in the records.
@@ -312,6 +340,11 @@ pub struct Timeline {
     pub context: Option<String>,
     /// Context events seen (more than one: traces joined, or a copy of a copy).
     pub context_events: u64,
+    /// Names and labels longer than [`crate::Limits::max_name_bytes`], kept cut to their first
+    /// bytes (each occurrence counted).
+    pub names_cut: u64,
+    /// The cap they were cut to ([`crate::Limits::max_name_bytes`] of the read).
+    pub name_cap: u64,
 }
 
 /// Name of the metadata event in which `check` leaves its workload context in a trace.
@@ -328,7 +361,10 @@ impl Timeline {
     pub fn canonical_text(&self) -> String {
         use std::fmt::Write;
         let s = |id: u32| self.strings.get(id);
-        let mut out = format!("events {} skipped {:?}\nmeta {:?}\n", self.events, self.skipped, self.meta);
+        let mut out = format!(
+            "events {} skipped {:?} names_cut {}\nmeta {:?}\n",
+            self.events, self.skipped, self.names_cut, self.meta
+        );
         let strings: Vec<&str> = (0..self.strings.len() as u32).map(s).collect();
         let _ = writeln!(out, "strings {strings:?}");
         for a in &self.activities {
@@ -349,6 +385,9 @@ impl Timeline {
         }
         for a in &self.annotations {
             let _ = writeln!(out, "N {} {:?} {} {}", s(a.name), a.device.map(s), a.start, a.end);
+        }
+        for h in &self.host_calls {
+            let _ = writeln!(out, "H {} {} {}", h.start, h.end, h.correlation);
         }
         let _ = writeln!(out, "C {} {:?}", self.context_events, self.context);
         out

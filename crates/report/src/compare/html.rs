@@ -3,6 +3,7 @@
 //! (each from its first graph launch, so replay lines up with replay; zoom and pan move both),
 //! then the kernels that changed most. The comparison's JSON document is embedded.
 
+use crate::escape::one_line;
 use launchguard_analysis::intervals::Span;
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::Findings;
@@ -41,7 +42,7 @@ pub fn render(c: &Comparison, traces: Option<&[[TraceSide<'_>; 2]]>) -> crate::e
         }
     });
     let verdict = c.verdict.as_str();
-    let document = serde_json::to_string(c)?.replace("</", "<\\/");
+    let document = crate::escape::json(&serde_json::to_string(c)?).replace("</", "<\\/");
     let header = metric_header(c);
     let page = html! {
         (DOCTYPE)
@@ -55,15 +56,23 @@ pub fn render(c: &Comparison, traces: Option<&[[TraceSide<'_>; 2]]>) -> crate::e
             body {
                 header {
                     h1 { "launchguard compare " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
-                    p.source { "baseline: " (run_line(&c.baseline)) }
-                    p.source { "current: " (run_line(&c.current)) }
+                    @if let Some(r) = &c.reason { p.reason { (one_line(r)) } }
+                    p.source { "baseline: " (one_line(&run_line(&c.baseline))) }
+                    p.source { "current: " (one_line(&run_line(&c.current))) }
                     @for d in &c.differences {
-                        p.reason { @if d.blocking { "differs: " } @else { "note: " } code { (d.field) } " " (d.baseline) " (baseline) vs " (d.current) " (current)" }
+                        p.reason { @if d.blocking { "differs: " } @else { "note: " } code { (one_line(&d.field)) } " " (one_line(&d.baseline)) " (baseline) vs " (one_line(&d.current)) " (current)" }
                     }
+                }
+                @let warned: Vec<String> = [("baseline", &c.baseline), ("current", &c.current)]
+                    .iter()
+                    .flat_map(|(side, run)| run.warnings.iter().map(move |w| format!("{side}: {w}")))
+                    .collect();
+                @if !warned.is_empty() {
+                    section { h2 { "Warnings" } ul.warnings { @for w in &warned { li { (one_line(w)) } } } }
                 }
                 @let failed = failures(c);
                 @if !failed.is_empty() {
-                    section { h2 { "Regressions" } ul.warnings { @for f in &failed { li { (f) } } } }
+                    section { h2 { "Regressions" } ul.warnings { @for f in &failed { li { (one_line(f)) } } } }
                 }
                 section {
                     h2 { "Metrics" }

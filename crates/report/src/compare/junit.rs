@@ -11,5 +11,7 @@ pub fn render(c: &Comparison) -> crate::error::Result<Vec<u8>> {
             properties.push((name, p.clone()));
         }
     }
-    crate::junit::xml("compare", &properties, &c.checks())
+    let inconclusive = (c.verdict == launchguard_judge::Verdict::Inconclusive)
+        .then(|| c.reason.as_deref().unwrap_or_default());
+    crate::junit::xml("compare", &properties, &c.checks(), inconclusive)
 }

@@ -13,6 +13,9 @@ use crate::markdown::{cell, verdict_badge};
 pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### launchguard compare: {}\n", verdict_badge(c.verdict));
+    if let Some(r) = &c.reason {
+        let _ = writeln!(out, "{}\n", cell(r));
+    }
     let _ = writeln!(out, "- baseline: {}", cell(&run_line(&c.baseline)));
     let _ = writeln!(out, "- current: {}", cell(&run_line(&c.current)));
     for d in &c.differences {
@@ -24,6 +27,11 @@ pub fn render(c: &Comparison) -> String {
             cell(&d.baseline),
             cell(&d.current)
         );
+    }
+    for (side, run) in [("baseline", &c.baseline), ("current", &c.current)] {
+        for w in &run.warnings {
+            let _ = writeln!(out, "- ⚠️ warning ({side}): {}", cell(w));
+        }
     }
     out.push('\n');
     for f in failures(c) {

@@ -34,6 +34,7 @@ pub(crate) fn join(into: &mut Timeline, parts: Vec<Timeline>) {
     for (part, ids) in parts.into_iter().zip(&ids) {
         let id = |old: u32| ids[old as usize];
         into.launches.extend(part.launches.into_iter().map(|l| GraphLaunch { thread: id(l.thread), ..l }));
+        into.host_calls.extend(part.host_calls);
         into.annotations.extend(part.annotations.into_iter().map(|a| Annotation {
             name: id(a.name),
             device: a.device.map(id),
@@ -47,6 +48,7 @@ pub(crate) fn join(into: &mut Timeline, parts: Vec<Timeline>) {
         into.skipped.missing_ts += part.skipped.missing_ts;
         into.skipped.bad_dur += part.skipped.bad_dur;
         into.skipped.not_an_object += part.skipped.not_an_object;
+        into.names_cut += part.names_cut;
     }
 }
 

@@ -86,7 +86,7 @@ fn members(cur: &mut Cursor, first: (usize, u8), builder: &mut TimelineBuilder) 
             "traceEvents" if v.1 == b'[' => return Ok(Walk::Events { content: v.0 + 1, bare: false }),
             // Anything else is an error the reference parser words.
             "traceEvents" => return Err(Bad::Syntax),
-            "baseTimeNanoseconds" | "distributedInfo" | "deviceProperties" => {
+            "baseTimeNanoseconds" | "distributedInfo" | "deviceProperties" | "WARNING" | "ERROR" => {
                 let end = cur.skip(v, 2, Strings::Decoded)?;
                 let value: serde_json::Value =
                     serde_json::from_slice(&cur.buf[v.0..end]).map_err(|_| Bad::Syntax)?;

@@ -1,0 +1,210 @@
+//! Verdicts on traces and runs the tests were not tuned on, made here from the shared traces:
+//! a renamed kernel in a regressed run, runs on another GPU or vendor, healthy traces that must
+//! not warn, one rank of a run analyzed alone, `--within` a host span.
+
+use serde_json::{json, Value};
+
+use crate::util::*;
+
+/// Runs `launchguard args…`; returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = launchguard().args(args).env("NO_COLOR", "1").output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn compare_json(baseline: &str, current: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["compare", baseline, current, "--format", "json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run(&args);
+    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}")))
+}
+
+#[test]
+fn a_renamed_kernel_in_a_regressed_run_is_a_change_reported_and_the_regression_fails() {
+    let (Some(healthy), Some(delayed)) =
+        (shared("h200/healthy_clean.json.gz"), shared("h200/delay270_clean.json.gz"))
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A torch upgrade picks another cuBLAS kernel: one GEMM's name changes in every replay.
+    let old = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_splitK_TNT";
+    let new = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_splitK_TNN";
+    let mut doc = read_trace(&delayed);
+    let mut renamed = 0;
+    for e in events_mut(&mut doc).iter_mut().filter(|e| is_gpu_activity(e) && e["name"] == old) {
+        e["name"] = json!(new);
+        renamed += 1;
+    }
+    assert_eq!(renamed, 400, "one kernel of each of the 100 replays, 4 per replay");
+    let current = write_trace(dir.path(), "delayed_renamed.json.gz", &doc);
+    let junit = dir.path().join("c.xml");
+    let (code, c) = compare_json(
+        healthy.to_str().unwrap(),
+        current.to_str().unwrap(),
+        &["--junit", junit.to_str().unwrap()],
+    );
+    assert_eq!(
+        (code, c["verdict"].as_str(), c["comparable"].as_bool()),
+        (1, Some("fail"), Some(true)),
+        "{c:#}"
+    );
+    let names =
+        c["differences"].as_array().unwrap().iter().find(|d| d["field"] == "graph.kernel_names").unwrap();
+    assert_eq!(names["blocking"], false, "{names}");
+    // The delay before each launch is what regressed: the GPU waits before every replay.
+    let idle = c["metrics"].as_array().unwrap().iter().find(|m| m["id"] == "idle_before").unwrap();
+    assert_eq!(idle["status"], "fail", "{idle:#}");
+    // The renamed kernel is named as it is: vanished from the baseline's, appeared in the current.
+    let text = serde_json::to_string(&c["kernels"]).unwrap();
+    assert!(text.contains(old) && text.contains(new), "{text}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failures = doc.descendants().filter(|n| n.has_tag_name("failure")).count();
+    assert!(failures >= 1, "{xml}");
+}
+
+#[test]
+fn runs_on_another_gpu_or_vendor_are_an_unusable_comparison_exit_2() {
+    let Some(healthy) = shared("h200/healthy_clean.json.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The same trace as if ROCm had written it: another vendor.
+    let mut doc = read_trace(&healthy);
+    let obj = doc.as_object_mut().unwrap();
+    obj.remove("cupti_version");
+    obj.insert("roctracer_version".into(), json!(4.1));
+    let amd = write_trace(dir.path(), "amd.json.gz", &doc);
+    let (code, c) = compare_json(healthy.to_str().unwrap(), amd.to_str().unwrap(), &[]);
+    assert_eq!((code, c["verdict"].as_str()), (2, Some("inconclusive")), "{c:#}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(reason.contains("vendor NVIDIA (baseline) vs AMD (current)"), "{reason}");
+    let (code, out, _) = run(&["compare", healthy.to_str().unwrap(), amd.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(out.contains("verdict: INCONCLUSIVE (the runs ran on different GPUs: vendor NVIDIA"), "{out}");
+    // Forced, the same samples compare and nothing regressed.
+    let (code, c) = compare_json(healthy.to_str().unwrap(), amd.to_str().unwrap(), &["--force"]);
+    assert_eq!((code, c["verdict"].as_str()), (0, Some("warn")), "{c:#}");
+}
+
+/// A warning is a finding someone should act on. The healthy traces' idle time lies between
+/// kernels inside each replay (the GPU waits 4–5 µs before each, counted here from the events),
+/// so they pass; the starved ones still fail.
+#[test]
+fn healthy_traces_pass_without_a_warning_and_starved_ones_fail() {
+    let Some(dir) = shared_dir() else { return };
+    let t = dir.join("traces");
+    for (input, want) in [
+        (t.join("h200/healthy_clean.json.gz"), "pass"),
+        (t.join("h200/healthy_refresh.json.gz"), "pass"),
+        (repo_root().join("examples/healthy_clean.json.gz"), "pass"),
+        (t.join("h200x2"), "pass"),
+        (t.join("h200/delay270_clean.json.gz"), "fail"),
+        (t.join("h200/delay270_refresh.json.gz"), "fail"),
+        (repo_root().join("examples/delay270_clean.json.gz"), "fail"),
+    ] {
+        let (code, v) = analyze_json(&input, &[]);
+        assert_eq!(v["verdict"], want, "{}: {:#}", input.display(), v["checks"]);
+        assert_eq!(code, if want == "fail" { 1 } else { 0 });
+        if want == "pass" && v["ranks"].is_null() {
+            // The GPU's wait before each replay after the first, from the events by hand: the
+            // gap between a replay's first kernel and the end of all GPU work before it.
+            let doc = read_trace(&input);
+            let mut gpu: Vec<(f64, f64)> = doc["traceEvents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| is_gpu_activity(e))
+                .map(|e| (ts(e), end(e)))
+                .collect();
+            gpu.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let first_of: std::collections::HashMap<u64, f64> = {
+                let mut m = std::collections::HashMap::new();
+                for e in doc["traceEvents"].as_array().unwrap().iter().filter(|e| is_gpu_activity(e)) {
+                    if let Some(c) = correlation(e) {
+                        let s = m.entry(c).or_insert(f64::INFINITY);
+                        *s = f64::min(*s, ts(e));
+                    }
+                }
+                m
+            };
+            let mut waits: Vec<f64> = graph_launches(&doc)
+                .iter()
+                .skip(1)
+                .filter_map(|l| first_of.get(&correlation(l)?).copied())
+                .map(|start| {
+                    let before =
+                        gpu.iter().filter(|g| g.0 < start).map(|g| g.1).fold(f64::NEG_INFINITY, f64::max);
+                    (start - before).max(0.0)
+                })
+                .collect();
+            waits.sort_by(f64::total_cmp);
+            let median = waits[waits.len() / 2];
+            assert!(median < 20.0, "{}: {median}", input.display());
+            let occ = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "occupancy").unwrap();
+            let msg = occ["message"].as_str().unwrap();
+            assert!(msg.contains("passes") || occ["value"].as_f64().unwrap() >= 0.9, "{msg}");
+        }
+    }
+}
+
+/// The GPU record of a trace by hand: activities, and the span from the first start to the last
+/// end, µs.
+fn gpu_record(doc: &Value) -> (usize, f64) {
+    let gpu: Vec<&Value> =
+        doc["traceEvents"].as_array().unwrap().iter().filter(|e| is_gpu_activity(e)).collect();
+    let lo = gpu.iter().map(|e| ts(e)).fold(f64::INFINITY, f64::min);
+    let hi = gpu.iter().map(|e| end(e)).fold(f64::NEG_INFINITY, f64::max);
+    (gpu.len(), hi - lo)
+}
+
+#[test]
+fn within_a_host_span_measures_the_gpu_work_launched_inside_it_and_never_past_the_trace() {
+    let Some(src) = shared("h200/healthy_clean.json.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Host spans only (vLLM annotates its steps on the CPU): each `probe::replay` span ends long
+    // before its kernels run (the host is ms ahead).
+    let mut doc = read_trace(&src);
+    events_mut(&mut doc).retain(|e| e["cat"] != "gpu_user_annotation");
+    let (activities, record_us) = gpu_record(&doc);
+    let host_only = write_trace(dir.path(), "host_spans.json.gz", &doc);
+    let (code, v) = analyze_json(&host_only, &["--within", "probe::replay"]);
+    assert_eq!(code, 0, "{v:#}");
+    let d = &v["devices"][0];
+    assert_eq!(d["activities"].as_u64(), Some(activities as u64));
+    assert!((d["window_us"].as_f64().unwrap() - record_us).abs() < 0.01, "{} vs {record_us}", d["window_us"]);
+    assert!(
+        v["within_rule"].as_str().unwrap().contains("launched inside them (by correlation)"),
+        "{}",
+        v["within_rule"]
+    );
+
+    // A step span longer than the GPU record (xDiT's ProfilerStep) must not widen the window.
+    let first = graph_launches(&doc)[0].clone();
+    let mut long = doc.clone();
+    events_mut(&mut long).push(json!({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+        "pid": first["pid"], "tid": first["tid"], "ts": ts(&first) - 10_000.0, "dur": record_us + 40_000.0}));
+    let path = write_trace(dir.path(), "long_step.json.gz", &long);
+    let (_, v) = analyze_json(&path, &["--within", "ProfilerStep"]);
+    assert!(
+        v["devices"][0]["window_us"].as_f64().unwrap() <= record_us + 0.01,
+        "{}",
+        v["devices"][0]["window_us"]
+    );
+    // The same without correlation ids on the host calls: the span in time, cut to the record.
+    for e in events_mut(&mut long).iter_mut().filter(|e| e["cat"] == "cuda_runtime") {
+        e["args"].as_object_mut().map(|a| a.remove("correlation"));
+    }
+    let path = write_trace(dir.path(), "long_step_uncorrelated.json.gz", &long);
+    let (_, v) = analyze_json(&path, &["--within", "ProfilerStep"]);
+    assert!(
+        v["within_rule"].as_str().unwrap().contains("in time, within the GPU's record"),
+        "{}",
+        v["within_rule"]
+    );
+    let w = v["devices"][0]["window_us"].as_f64().unwrap();
+    assert!((w - record_us).abs() < 0.01, "{w} vs {record_us}");
+}
