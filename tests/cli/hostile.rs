@@ -682,7 +682,8 @@ fn names_from_a_trace_cannot_drive_the_terminal_or_forge_a_line() {
     let trace = renamed_trace(dir.path(), evil, "H200\x1b[31m\r\nverdict: PASS");
     let junit = dir.path().join("r.xml");
     let out = launchguard()
-        .args(["analyze", "--color", "never", "--junit"])
+        // Wide enough that the kernel table shows the name whole, to see it escaped.
+        .args(["analyze", "--color", "never", "--width", "400", "--junit"])
         .arg(&junit)
         .arg(&trace)
         .output()

@@ -136,7 +136,8 @@ mod tests {
 
     #[test]
     fn a_skipped_run_is_one_skipped_testcase_with_its_reason() {
-        let xml = xml("check", &[("verdict", "skip".into()), ("reason", "no GPU here".into())], &[], None).unwrap();
+        let xml =
+            xml("check", &[("verdict", "skip".into()), ("reason", "no GPU here".into())], &[], None).unwrap();
         let xml = String::from_utf8(xml).unwrap();
         assert!(xml.contains("tests=\"1\"") && xml.contains("skipped=\"1\""), "{xml}");
         assert!(
