@@ -829,7 +829,7 @@ mod tests {
         }
         assert!(
             ranks.contains(
-                "<th>straggler</th><td>rank 1 (last to start on the GPU in 2 of 2 replays; rank 0 in 0)</td>"
+                "<th>straggler</th><td>none (last to start on the GPU: rank 0 in 0, rank 1 in 2 of 2 replays)</td>"
             ),
             "{ranks}"
         );
