@@ -6,6 +6,7 @@
 //   overlaps: pairs of SVG texts of one SVG that overlap
 //   small: SVG texts drawn smaller than 9 px
 //   zoom: the first timeline's range before and after a wheel step, a key press and a reset
+//   hover: per timeline with kernel names, what the readout says with the cursor on a kernel
 (function () {
   "use strict";
   var out = { width: document.documentElement.clientWidth, overflow: [], clipped: [], overlaps: [], small: [], zoom: null };
@@ -49,5 +50,25 @@
     z.reset = range();
     out.zoom = z;
   }
+  // Hovering: on every timeline with kernel names, the cursor over a row's first named kernel
+  // (in the range shown); the readout it gives.
+  out.hover = [];
+  (window.launchguardTimelines || []).forEach(function (t, ti) {
+    var hit = null;
+    (t.rowY || []).forEach(function (ry) {
+      var row = t.data.rows[ry[2]];
+      if (hit || !row.names) return;
+      var it = row.names[0];
+      for (var i = 0; i < it.length; i += 3) {
+        var mid = (it[i] + it[i + 1]) / 2;
+        if (mid > t.view[0] && mid < t.view[1]) { hit = { t: mid, y: (ry[0] + ry[1]) / 2 }; break; }
+      }
+    });
+    if (!hit) return;
+    var box = t.svg.getBoundingClientRect(), scale = box.width / t.width;
+    var x = 150 + (hit.t - t.view[0]) / (t.view[1] - t.view[0]) * t.pw;
+    t.svg.dispatchEvent(new MouseEvent("mousemove", { clientX: box.left + x * scale, clientY: box.top + hit.y * scale, bubbles: true }));
+    out.hover.push({ timeline: ti, label: t.svg.getAttribute("aria-label"), readout: t.readout.textContent });
+  });
   document.body.setAttribute("data-check", JSON.stringify(out));
 })();

@@ -8,6 +8,45 @@ use launchguard_report::Kind;
 
 const EXIT_CODES: &str = "Exit codes: 0 pass, warn or skip; 1 fail; 2 error or unusable input.";
 
+/// What each subcommand's help ends with: two or three real commands, then its exit codes.
+mod help {
+    pub const ANALYZE: &str = "Examples:
+  launchguard analyze examples/delay270_clean.json.gz
+  launchguard analyze run/ --html report.html --junit junit.xml     (a folder: the ranks of one run)
+  launchguard analyze trace.json.gz --within 'probe::replay' --format json
+
+Exit codes: 0 pass, warn or skip; 1 fail; 2 error or unusable input.";
+    pub const CHECK: &str = "Examples:
+  launchguard check                                   (this Python's torch; skips without a GPU)
+  launchguard check --python .venv/bin/python --preset tiny --junit junit.xml
+  launchguard check --save-baseline base.json && launchguard check --baseline base.json
+
+Exit codes: 0 pass, warn or skip; 1 fail; 2 error or unusable input.";
+    pub const LINKAGE: &str = "Examples:
+  launchguard linkage                                 (asks python3 where torch is)
+  launchguard linkage --python .venv/bin/python --format json
+  launchguard linkage --root /path/to/unpacked/image
+
+Exit codes: 0 reported; 1 a backend forbidden by linkage.forbid is linked; 2 error or nothing usable.";
+    pub const SELFTEST: &str = "Examples:
+  launchguard selftest --preset tiny
+  launchguard selftest --delays 5,10,25,50 --healthy 3 --format json
+
+Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm at zero delay; 2 error.";
+    pub const COMPARE: &str = "Examples:
+  launchguard compare examples/healthy_clean.json.gz examples/delay270_clean.json.gz
+  launchguard compare base.json current.json --markdown summary.md   (two check results)
+  launchguard compare baseline-run/ current-run/ --html compare.html   (folders of rank traces)
+
+Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error.";
+    pub const HISTORY: &str = "Examples:
+  launchguard check --history results.sqlite
+  launchguard history --history results.sqlite show --html history.html
+  launchguard history --history results.sqlite record old-results/
+
+Exit codes: 0 done (gate: no series past a change for the worse); 1 the gate fails; 2 error.";
+}
+
 /// Guards GPU inference stacks against graph-launch overhead.
 #[derive(Debug, Parser)]
 // Bare `launchguard` prints the help (the command list), not a one-line complaint.
@@ -17,6 +56,11 @@ pub struct Cli {
     /// set), always, never.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorArg::Auto, global = true)]
     pub color: ColorArg,
+    /// Columns the readable report is fitted to (messages wrap under their check, names are cut
+    /// in the middle): by default $COLUMNS, else the terminal's width, else 100. JSON and report
+    /// files do not depend on it.
+    #[arg(long, value_name = "COLUMNS", global = true, value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -38,36 +82,28 @@ pub enum ColorArg {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Analyze a Kineto / Chrome trace (CUDA or ROCm): occupancy, gaps, graph launches, replays.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = help::ANALYZE)]
     Analyze(AnalyzeArgs),
     /// The guard: run a graph-replay workload with your PyTorch (profiler off, on, off again),
     /// analyze its trace and give a verdict. Skips (exit 0) where there is no GPU or torch.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = help::CHECK)]
     Check(CheckArgs),
     /// Which profiler backends PyTorch links (roctracer, rocprofiler-sdk, CUPTI), read from its ELF
     /// files without loading them (without TARGET, the interpreter is asked where torch is
     /// installed, without importing torch).
-    #[command(
-        after_help = "Exit codes: 0 reported; 1 a backend forbidden by linkage.forbid is linked; 2 error or nothing usable."
-    )]
+    #[command(after_help = help::LINKAGE)]
     Linkage(LinkageArgs),
     /// Prove on this machine how small a per-launch overhead the guard catches: `check` at a
     /// ladder of injected delays, each in a fresh process.
-    #[command(
-        after_help = "Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm at zero delay; 2 error."
-    )]
+    #[command(after_help = help::SELFTEST)]
     Selftest(SelftestArgs),
     /// Compare a baseline and a current run — two check results, or two traces (or folders of
     /// rank traces) — replay by replay, with a statistical test on the per-replay samples.
-    #[command(
-        after_help = "Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error."
-    )]
+    #[command(after_help = help::COMPARE)]
     Compare(CompareArgs),
     /// Results across builds: record check results (or import existing ones), show each metric's
     /// series with its change points, explain what changed at one, reset, gate.
-    #[command(
-        after_help = "Exit codes: 0 done (gate: no series past a change for the worse); 1 the gate fails; 2 error."
-    )]
+    #[command(after_help = help::HISTORY)]
     History(crate::cmd::history::HistoryArgs),
 }
 
@@ -228,6 +264,10 @@ pub struct WorkloadArgs {
     // A negative number is read as a value, so that it is refused with its own reason.
     #[arg(long, value_name = "US", default_value_t = 0.0, allow_negative_numbers = true)]
     pub inject_delay_us: f64,
+    /// Busy-wait the delay of --inject-delay-us before every N-th launch of each phase only (the
+    /// N-th, 2N-th, …), as a stall now and then: `--inject-delay-us 2000 --inject-every 10`.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub inject_every: u32,
     /// Only these ranks busy-wait (comma-separated; default every rank): a slow rank alone must
     /// be caught too.
     #[arg(long, value_name = "RANKS", value_delimiter = ',')]
@@ -399,9 +439,9 @@ pub struct CompareArgs {
     pub force: bool,
     #[command(flatten, next_help_heading = "Limits (over [compare] in --config)")]
     pub limits: CompareLimitArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Report files")]
     pub reports: CompareReportArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Input limits")]
     pub input: InputLimitArgs,
 }
 
@@ -422,6 +462,35 @@ pub struct CompareReportArgs {
 impl SelftestArgs {
     /// Whether `--inject-delay-us` was left alone (selftest sets the delay per run).
     pub fn inject_delay_us_unset(&self) -> bool {
-        self.workload.inject_delay_us == 0.0
+        self.workload.inject_delay_us == 0.0 && self.workload.inject_every == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::help;
+    use clap::Parser as _;
+
+    /// Every example a help shows is a command line this parser takes.
+    #[test]
+    fn the_help_examples_parse() {
+        for text in [help::ANALYZE, help::CHECK, help::LINKAGE, help::SELFTEST, help::COMPARE, help::HISTORY]
+        {
+            let examples = text.split("\n\n").next().unwrap();
+            assert!(examples.starts_with("Examples:\n"), "{text}");
+            let lines: Vec<&str> = examples.lines().skip(1).collect();
+            assert!((2..=3).contains(&lines.len()), "{text}");
+            for line in lines {
+                // A note in parentheses after the command; `&&` joins two commands.
+                let command = line.split("  (").next().unwrap();
+                for one in command.split("&&") {
+                    let words: Vec<&str> = one.split_whitespace().map(|w| w.trim_matches('\'')).collect();
+                    assert_eq!(words[0], "launchguard", "{line}");
+                    if let Err(e) = super::Cli::try_parse_from(&words) {
+                        panic!("{line}: {e}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         cli::ColorArg::Always => anstream::ColorChoice::Always.write_global(),
         cli::ColorArg::Never => anstream::ColorChoice::Never.write_global(),
     }
+    outputs::set_width(args.width);
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -63,7 +64,8 @@ fn on_sigbus() {
 
 /// An error and its causes on one line, joined with ": ". A cause whose text the message above it
 /// already ends with is left out (an I/O error that its wrapper quotes), and a regular-expression
-/// error, which the regex crate draws over several lines with a caret, says its one reason.
+/// error, which the regex crate draws over several lines with a caret, says its one reason. A
+/// line break inside a cause (a file name's) is shown escaped, `\n`, as the reports show it.
 fn one_line(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
@@ -71,7 +73,7 @@ fn one_line(e: &anyhow::Error) -> String {
             Some(re) => regex_reason(re),
             None => cause.to_string(),
         };
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = launchguard_report::escape::one_line(text.trim()).into_owned();
         if text.is_empty() || out.ends_with(&text) {
             continue;
         }
@@ -125,5 +127,15 @@ mod tests {
         let e = anyhow::Error::new(regex::Regex::new(&pattern).unwrap_err())
             .context("--within is not a valid regular expression");
         assert_eq!(one_line(&e), "--within is not a valid regular expression: unclosed group");
+    }
+
+    #[test]
+    fn a_line_break_in_a_file_name_is_shown_escaped() {
+        let e = anyhow::anyhow!("No such file or directory (os error 2)")
+            .context("cannot read a\nverdict: PASS.json");
+        assert_eq!(
+            one_line(&e),
+            "cannot read a\\nverdict: PASS.json: No such file or directory (os error 2)"
+        );
     }
 }

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use launchguard_pipeline::{Drawing, Judged, JudgedRun};
-use launchguard_report::{render, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View};
+use launchguard_report::{
+    render, render_fitted, Doc, Document, Kind, PhaseSamples, RanksDrawn, Rendered, View,
+};
 
 use crate::cli::{Format, ReportArgs, ReportFiles};
 
@@ -57,7 +59,7 @@ pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow
                 ..View::of_analysis(&a.figures, findings, &a.checks, a.verdict, &document)
             }
             .with_reason(a.reason.as_deref());
-            emit(&view, format, reports, &run.inputs, &inputs_of(run))
+            emit(&view, format, reports, &run.inputs, &inputs_of(run), &[])
         }
         Judged::Ranks(r) => {
             let document = Document::of(r.as_ref())?;
@@ -71,7 +73,7 @@ pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow
                 .with_reason(r.reason.as_deref())
                 .with_ranks(r, worst.rank)
                 .with_rank_spans(ranks_drawn(run.drawing.as_ref()));
-            emit(&view, format, reports, &run.inputs, &inputs_of(run))
+            emit(&view, format, reports, &run.inputs, &inputs_of(run), &[])
         }
     }
 }
@@ -80,19 +82,33 @@ fn inputs_of(run: &JudgedRun) -> Vec<&Path> {
     run.inputs.iter().map(|(_, p)| p.as_path()).collect()
 }
 
-/// Prints the result in `format` and writes every report file asked for. `copies` are the traces
-/// an annotated copy copies, per rank; `inputs` the files read, which no report may overwrite.
+/// Prints the result in `format` and writes every report file asked for, and `also` (the
+/// command's own files, with their flags). `copies` are the traces an annotated copy copies, per
+/// rank; `inputs` the files read, which no output may overwrite.
 pub fn emit(
     view: &View<'_>,
     format: Format,
     reports: &ReportArgs,
     copies: &[(Option<u64>, PathBuf)],
     inputs: &[&Path],
+    also: &[(&str, &Path, &[u8])],
 ) -> anyhow::Result<()> {
     // Render the files first: a report that cannot be written is an error (exit 2) before
     // anything is printed as if all went well.
-    write_reports(view, reports, copies, inputs)?;
+    write_reports(view, reports, copies, inputs, also)?;
     print_doc(&Doc::Run(view), format)
+}
+
+/// The columns the readable report is fitted to, set once from the command line.
+static WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Sets the readable report's width: `--width`, else `$COLUMNS`, else the terminal's, else
+/// [`launchguard_report::fit::DEFAULT_WIDTH`] (a pipe, a file, a CI log).
+pub fn set_width(flag: Option<u16>) {
+    let columns = || std::env::var("COLUMNS").ok()?.trim().parse::<usize>().ok().filter(|&c| c > 0);
+    let terminal = || terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|&c| c > 0);
+    let width = flag.map(usize::from).or_else(columns).or_else(terminal);
+    let _ = WIDTH.set(width.unwrap_or(launchguard_report::fit::DEFAULT_WIDTH));
 }
 
 /// Renders `doc` in `format` to standard output.
@@ -101,7 +117,8 @@ pub fn print_doc(doc: &Doc<'_>, format: Format) -> anyhow::Result<()> {
         Format::Text => Kind::Text,
         Format::Json => Kind::Json,
     };
-    print(&render(doc, kind)?.into_bytes(), format)
+    let cols = WIDTH.get().copied().unwrap_or(launchguard_report::fit::DEFAULT_WIDTH);
+    print(&render_fitted(doc, kind, cols)?.into_bytes(), format)
 }
 
 /// Writes a rendering to standard output: the readable report coloured where the output is a
@@ -130,15 +147,17 @@ pub fn wrote(path: &Path) {
     eprintln!("launchguard: wrote {}", path.display());
 }
 
-/// Writes every report file asked for. `copies` are the traces to copy for `--annotate-trace`
-/// (one per rank; several ranks: `.rankN` before the extension, or `{rank}` in the path
-/// replaced); `inputs` the traces read: no report may overwrite one. The other formats show every
-/// rank in one file.
+/// Writes every report file asked for, and `also` (the command's own files: `check --json`,
+/// `--save-baseline`). `copies` are the traces to copy for `--annotate-trace` (one per rank;
+/// several ranks: `.rankN` before the extension, or `{rank}` in the path replaced); `inputs` the
+/// traces read: no output may overwrite one. The other formats show every rank in one file.
+/// Every path is checked before any file is written.
 pub(crate) fn write_reports(
     view: &View<'_>,
     reports: &ReportArgs,
     copies: &[(Option<u64>, PathBuf)],
     inputs: &[&Path],
+    also: &[(&str, &Path, &[u8])],
 ) -> anyhow::Result<()> {
     // The annotated copies, each with its rank's own view: (output, rank, input).
     let mut annotated: Vec<(PathBuf, Option<u64>, &Path)> = Vec::new();
@@ -164,10 +183,18 @@ pub(crate) fn write_reports(
             (None, _) => anyhow::bail!("--annotate-trace needs a trace; this command has none"),
         }
     }
-    let mut outputs = reports.files.asked();
-    outputs.extend(annotated.iter().map(|(p, _, _)| ("--annotate-trace", p.as_path())));
-    refuse_clashes(&outputs, inputs)?;
-    write_files(&Doc::Run(view), &reports.files)?;
+    let doc = Doc::Run(view);
+    let csv = csv_tables(&doc, reports.csv.as_deref())?;
+    let mut outputs: Vec<(String, PathBuf)> =
+        also.iter().map(|(flag, p, _)| (flag.to_string(), p.to_path_buf())).collect();
+    outputs.extend(planned(&reports.files, csv.as_ref()));
+    outputs.extend(annotated.iter().map(|(p, _, _)| ("--annotate-trace".to_string(), p.clone())));
+    preflight(&outputs, inputs)?;
+    for (_, path, bytes) in also {
+        write_atomic(path, bytes)?;
+        wrote(path);
+    }
+    write_files(&doc, &reports.files)?;
     for (path, rank, input) in &annotated {
         let gzip = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         let one;
@@ -188,7 +215,56 @@ pub(crate) fn write_reports(
         write_atomic_with(path, |w| Ok(launchguard_report::annotate::write(v, input, gzip, w)?))?;
         wrote(path);
     }
-    write_csv(&Doc::Run(view), reports.csv.as_deref())
+    write_csv(csv)
+}
+
+/// The CSV tables of `--csv DIR`, rendered: the folder, then each file's path and bytes.
+pub(crate) struct CsvTables {
+    dir: PathBuf,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// Renders the CSV tables for `--csv DIR`; refuses a DIR that is there but is not a folder (a
+/// link to one is the folder the user named).
+pub(crate) fn csv_tables(doc: &Doc<'_>, csv: Option<&Path>) -> anyhow::Result<Option<CsvTables>> {
+    let Some(dir) = csv else { return Ok(None) };
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            let what = launchguard_files::not_regular(m.file_type()).unwrap_or("a regular file");
+            anyhow::bail!(
+                "--csv {} is {what}, not a folder: --csv names the folder the tables are written into",
+                dir.display()
+            );
+        }
+        _ => {}
+    }
+    let files = match render(doc, Kind::Csv)? {
+        Rendered::Tables(tables) => tables.into_iter().map(|(name, bytes)| (dir.join(name), bytes)).collect(),
+        _ => Vec::new(),
+    };
+    Ok(Some(CsvTables { dir: dir.to_path_buf(), files }))
+}
+
+/// Every file the report flags write, with the flag that names it.
+pub(crate) fn planned(files: &ReportFiles, csv: Option<&CsvTables>) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> =
+        files.asked().into_iter().map(|(flag, p)| (flag.to_string(), p.to_path_buf())).collect();
+    if let Some(t) = csv {
+        let flag = format!("--csv {}", t.dir.display());
+        out.extend(t.files.iter().map(|(p, _)| (flag.clone(), p.clone())));
+    }
+    out
+}
+
+/// Refuses, before anything is written, outputs that would overwrite an input or each other, and
+/// paths that `launchguard_files` would refuse (a link, a folder, a socket).
+pub(crate) fn preflight(outputs: &[(String, PathBuf)], inputs: &[&Path]) -> anyhow::Result<()> {
+    let named: Vec<(&str, &Path)> = outputs.iter().map(|(f, p)| (f.as_str(), p.as_path())).collect();
+    refuse_clashes(&named, inputs)?;
+    for (flag, path) in outputs {
+        launchguard_files::output::check(path).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Writes the one-file reports asked for (`--junit`, `--markdown`, `--html`), each named on
@@ -201,17 +277,13 @@ pub(crate) fn write_files(doc: &Doc<'_>, files: &ReportFiles) -> anyhow::Result<
     Ok(())
 }
 
-/// Writes the CSV tables into their folder (`--csv DIR`, created when missing), each named on
-/// standard error.
-pub(crate) fn write_csv(doc: &Doc<'_>, csv: Option<&Path>) -> anyhow::Result<()> {
-    if let Some(dir) = csv {
-        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", dir.display()))?;
-        if let Rendered::Tables(tables) = render(doc, Kind::Csv)? {
-            for (name, bytes) in tables {
-                let path = dir.join(name);
-                write_atomic(&path, &bytes)?;
-                wrote(&path);
-            }
+/// Writes the CSV tables into their folder (created when missing), each named on standard error.
+pub(crate) fn write_csv(csv: Option<CsvTables>) -> anyhow::Result<()> {
+    if let Some(t) = csv {
+        std::fs::create_dir_all(&t.dir).map_err(|e| anyhow::anyhow!("--csv {}: {e}", t.dir.display()))?;
+        for (path, bytes) in t.files {
+            write_atomic(&path, &bytes)?;
+            wrote(&path);
         }
     }
     Ok(())
@@ -251,20 +323,20 @@ pub(crate) fn refuse_clashes(outputs: &[(&str, &Path)], inputs: &[&Path]) -> any
         // The inputs are never modified, not even by a report written over them.
         if let Some(input) = inputs.iter().find(|input| same_file(path, input)) {
             anyhow::bail!(
-                "{flag} {} is the input {}; refusing to overwrite it",
+                "{flag} would write {}, the input {}; refusing to overwrite it",
                 path.display(),
                 input.display()
             );
         }
         if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| same_file(p, path)) {
-            anyhow::bail!("{other} and {flag} both write {}", path.display());
+            anyhow::bail!("{other} and {flag} both write {}: two outputs on one path", path.display());
         }
     }
     Ok(())
 }
 
-/// Whether two paths name the same file (a link to it included), or would: equal paths of files
-/// not yet there.
+/// Whether two paths name the same file (a link to it included), or would: paths of files not
+/// yet there that lead to one place (`d/x` and `./d/x`).
 pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
@@ -273,8 +345,27 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
             return (x.dev(), x.ino()) == (y.dev(), y.ino());
         }
     }
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+    a == b || resolved(a) == resolved(b)
+}
+
+/// Where a path leads: its longest existing ancestor made canonical, then the rest as written.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = match std::env::current_dir() {
+        Ok(cwd) => cwd.join(p),
+        Err(_) => p.to_path_buf(),
+    };
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, name| acc.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
     }
 }

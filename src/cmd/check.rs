@@ -80,6 +80,7 @@ pub fn options(
         workload: workload(workload_args, &c.preset)?,
         python_explicit,
         inject_delay_us: workload_args.inject_delay_us,
+        inject_every: workload_args.inject_every,
         inject_delay_ranks: workload_args.inject_delay_ranks.clone(),
         keep_trace: None,
         progress,
@@ -206,10 +207,11 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         _ => view,
     };
     let bytes = document.to_file_bytes();
-    for path in [&args.json, &args.save_baseline].into_iter().flatten() {
-        outputs::write_atomic(path, &bytes)?;
-        outputs::wrote(path);
-    }
+    let also: Vec<(&str, &std::path::Path, &[u8])> =
+        [("--json", &args.json), ("--save-baseline", &args.save_baseline)]
+            .into_iter()
+            .filter_map(|(flag, p)| Some((flag, p.as_deref()?, bytes.as_slice())))
+            .collect();
     // The traces check measured lie in a temporary folder: an annotated copy copies the kept ones.
     let tp = report.ranks.len().max(1) as u32;
     let copies: Vec<(Option<u64>, std::path::PathBuf)> = match &args.keep_trace {
@@ -223,5 +225,5 @@ fn emit(run: &CheckRun, args: &CheckArgs) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let inputs: Vec<&std::path::Path> = copies.iter().map(|(_, p)| p.as_path()).collect();
-    outputs::emit(&view, args.format, &args.reports, &copies, &inputs)
+    outputs::emit(&view, args.format, &args.reports, &copies, &inputs, &also)
 }

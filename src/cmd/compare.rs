@@ -46,22 +46,32 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     // Report files first: one that cannot be written is an error (exit 2) before anything is
     // printed as if all went well.
     let inputs: Vec<&Path> = [&baseline, &current].iter().flat_map(|s| s.paths()).collect();
-    outputs::refuse_clashes(&args.reports.files.asked(), &inputs)?;
-    let doc = Doc::Compare(&c, traces(&c, [&baseline, &current]));
+    let drawn = traces(&c, [&baseline, &current]);
+    let doc = Doc::Compare(&c, drawn.as_deref());
+    let csv = outputs::csv_tables(&doc, args.reports.csv.as_deref())?;
+    outputs::preflight(&outputs::planned(&args.reports.files, csv.as_ref()), &inputs)?;
     outputs::write_files(&doc, &args.reports.files)?;
-    outputs::write_csv(&doc, args.reports.csv.as_deref())?;
+    outputs::write_csv(csv)?;
     outputs::print_doc(&doc, args.format)?;
     Ok(c.verdict.exit_code() as u8)
 }
 
-/// For traces, the two timelines the HTML page draws, of one rank: the rank of the first
-/// regression, else the lowest rank.
-fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<[report::html::TraceSide<'a>; 2]> {
+/// For traces, the pairs of timelines the HTML page draws, one per rank the two runs share (the
+/// page picks which to draw when there are many), the ranks of a regression first.
+fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<Vec<[report::html::TraceSide<'a>; 2]>> {
     let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else { return None };
-    let failing =
-        c.metrics.iter().find(|m| m.status == launchguard_judge::Status::Fail).and_then(|m| m.figures.rank);
-    let rank = failing.or_else(|| b.run.inputs.iter().filter_map(|p| p.0).min());
-    Some([drawn_side(b, rank)?, drawn_side(k, rank)?])
+    let failing: Vec<u64> = c
+        .metrics
+        .iter()
+        .filter(|m| m.status == launchguard_judge::Status::Fail)
+        .filter_map(|m| m.figures.rank)
+        .collect();
+    let mut ranks: Vec<Option<u64>> = b.run.inputs.iter().map(|p| p.0).collect();
+    ranks.sort_by_key(|r| (!r.is_some_and(|r| failing.contains(&r)), *r));
+    ranks.dedup();
+    let pairs: Vec<_> =
+        ranks.into_iter().filter_map(|rank| Some([drawn_side(b, rank)?, drawn_side(k, rank)?])).collect();
+    (!pairs.is_empty()).then_some(pairs)
 }
 
 /// What one side draws: `rank`'s trace, else its first.
@@ -220,5 +230,15 @@ fn info(side: &TraceSide) -> RunInfo {
         gpu_name: a.devices.iter().find_map(|d| d.name.clone()),
         torch: w.and_then(|w| w.inventory.as_ref()).and_then(|i| i.torch.clone()),
         launchguard_version: w.map_or_else(|| "–".to_string(), |w| w.launchguard_version.clone()),
+        warnings: match &side.run.judged {
+            Judged::One(a) => a.figures.warnings.clone(),
+            Judged::Ranks(r) => r
+                .ranks
+                .iter()
+                .flat_map(|k| {
+                    k.analysis.figures.warnings.iter().map(move |w| format!("rank {}: {w}", k.rank))
+                })
+                .collect(),
+        },
     }
 }

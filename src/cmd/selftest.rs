@@ -10,7 +10,7 @@ use crate::cli::SelftestArgs;
 pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
     anyhow::ensure!(
         args.inject_delay_us_unset(),
-        "selftest sets the injected delay itself: use --delays, not --inject-delay-us"
+        "selftest sets the injected delay itself: use --delays, not --inject-delay-us or --inject-every"
     );
     anyhow::ensure!(
         args.delays.iter().all(|d| d.is_finite() && *d > 0.0),

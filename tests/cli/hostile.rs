@@ -74,19 +74,19 @@ fn wrapper() {
 }
 
 /// What one run did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    secs: f64,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) secs: f64,
     /// Peak RSS of launchguard, KiB.
-    rss_kib: i64,
+    pub(crate) rss_kib: i64,
 }
 
 impl Run {
     /// The one-line error of an exit 2.
     #[track_caller]
-    fn error(&self) -> &str {
+    pub(crate) fn error(&self) -> &str {
         assert_eq!(self.code, 2, "expected an error, got exit {}; stderr: {}", self.code, self.stderr);
         let line = self.stderr.trim_end();
         assert!(!line.contains('\n'), "more than one line: {line:?}");
@@ -97,14 +97,14 @@ impl Run {
 
     /// The JSON document of a run that judged the trace (exit 0 or 1).
     #[track_caller]
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         assert!(self.code == 0 || self.code == 1, "exit {}; stderr: {}", self.code, self.stderr);
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", self.stderr))
     }
 }
 
 /// How standard input is given.
-enum Stdin<'a> {
+pub(crate) enum Stdin<'a> {
     Null,
     /// A regular file.
     File(&'a Path),
@@ -116,7 +116,7 @@ enum Stdin<'a> {
 /// directories) checked unchanged.
 // The wrapper is reaped by wait4 below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
+pub(crate) fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
     let before: Vec<_> = inputs.iter().map(|p| snapshot(p)).collect();
     let out = tempfile::tempdir().unwrap();
     let (stdout_path, stderr_path) = (out.path().join("stdout"), out.path().join("stderr"));
@@ -186,7 +186,7 @@ fn analyze(case: &str, path: &Path, extra: &[&str]) -> Run {
 
 /// Every entry at or under `path`, without following links or opening anything but regular
 /// files: type, size, mode, mtime, and a hash of the bytes of regular files.
-fn snapshot(path: &Path) -> BTreeMap<PathBuf, String> {
+pub(crate) fn snapshot(path: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     let mut todo = vec![path.to_path_buf()];
     while let Some(p) = todo.pop() {
@@ -211,7 +211,7 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "{}", std::io::Error::last_os_error());
 }
 
-fn gz(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gz(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()
@@ -802,4 +802,132 @@ fn a_trace_that_shrinks_while_it_is_read_is_an_error_not_a_crash() {
         outcomes.push((delay_ms, r.code));
     }
     eprintln!("delay (ms), exit: {outcomes:?}");
+}
+
+/// A small Nsight Systems export (the real exports' tables, few columns): `kernels` rows of
+/// (start, end, name).
+fn small_nsys(path: &Path, kernels: &[(i64, i64, &str)]) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, demangledName INTEGER NOT NULL);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL);",
+    )
+    .unwrap();
+    for (i, (s, e, name)) in kernels.iter().enumerate() {
+        db.execute("INSERT OR IGNORE INTO StringIds VALUES (?1, ?2)", rusqlite::params![i as i64 + 1, name])
+            .unwrap();
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, 0, 7, ?3, ?3)",
+            rusqlite::params![s, e, i as i64 + 1],
+        )
+        .unwrap();
+    }
+}
+
+/// Runs `analyze` on a database, holding its whole folder unchanged (no journal, WAL or lock
+/// file made beside it).
+fn analyze_db(case: &str, dir: &Path, db: &Path) -> Run {
+    run(case, &["analyze", db.to_str().unwrap(), "--format", "json"], Stdin::Null, &[dir])
+}
+
+#[test]
+fn corrupt_and_cut_databases_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.sqlite");
+    let kernels: Vec<(i64, i64, &str)> = (0..2000).map(|i| (i * 10, i * 10 + 5, "k")).collect();
+    small_nsys(&good, &kernels);
+    assert_eq!(analyze_db("good", dir.path(), &good).json()["devices"][0]["activities"], 2000);
+    let bytes = std::fs::read(&good).unwrap();
+    assert!(bytes.len() > 3 * 4096, "{} bytes: several pages", bytes.len());
+    // Garbage over the pages after the first (the header and the schema stay readable).
+    let mut corrupt = bytes.clone();
+    for (i, b) in corrupt[4096..].iter_mut().enumerate() {
+        *b = (i * 7 + 13) as u8;
+    }
+    let path = dir.path().join("corrupt.sqlite");
+    std::fs::write(&path, &corrupt).unwrap();
+    let e = analyze_db("corrupt", dir.path(), &path).error().to_string();
+    assert!(e.contains("corrupt.sqlite"), "{e}");
+    // Cut in the middle of a page, and after the header alone.
+    for (name, len) in [("cut.sqlite", bytes.len() / 2 + 100), ("header.sqlite", 100)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes[..len]).unwrap();
+        let e = analyze_db(name, dir.path(), &path).error().to_string();
+        assert!(e.contains(name), "{e}");
+    }
+}
+
+#[test]
+fn a_huge_string_in_a_database_stops_the_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.sqlite");
+    let name = "k".repeat(8 << 20);
+    small_nsys(&path, &[(0, 5, &name)]);
+    let r = analyze_db("huge", dir.path(), &path);
+    assert!(r.error().contains("a string or blob longer than 1048576 bytes"), "{}", r.stderr);
+    assert!(r.rss_kib < 256 << 10, "{} KiB", r.rss_kib);
+}
+
+#[test]
+fn views_and_triggers_named_like_the_tables_are_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("views.sqlite");
+    small_nsys(&path, &[(0, 5, "real"), (10, 15, "real")]);
+    let db = rusqlite::Connection::open(&path).unwrap();
+    // Where a reader might look: a view that never ends, named as the tables it would read; a
+    // trigger; a view over the real table that renames every kernel.
+    db.execute_batch(
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i AS start, i + 1 AS end, 0 AS deviceId, 7 AS streamId, NULL AS correlationId FROM n;
+         CREATE VIEW NVTX_EVENTS AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i AS start, i AS end, 59 AS eventType, 'x' AS text, 1 AS globalTid, NULL AS textId FROM n;
+         CREATE VIEW ENUM_NSYS_EVENT_TYPE AS SELECT 59 AS id, 'NvtxPushPopRange' AS name;
+         CREATE TRIGGER t AFTER INSERT ON StringIds BEGIN DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; END;
+         CREATE VIEW TARGET_INFO_GPU AS SELECT 0 AS id, 'forged' AS name;",
+    )
+    .unwrap();
+    drop(db);
+    let v = analyze_db("views", dir.path(), &path).json();
+    assert_eq!(v["devices"][0]["activities"], 2, "only the table's rows");
+    assert_eq!(v["kernels"]["kernels"][0]["name"], "real");
+    assert!(v["devices"][0].get("name").is_none_or(|n| n != "forged"), "{}", v["devices"][0]);
+}
+
+#[test]
+fn a_text_file_named_like_a_database_is_read_by_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("notes.db", &b"not a database\n"[..]), ("run.sqlite", b"SQLite format 3")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = analyze_db(name, dir.path(), &path).error().to_string();
+        assert!(e.contains(name), "{e}");
+    }
+    // And an SQLite database of something else altogether.
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let e = analyze_db("other", dir.path(), &other).error().to_string();
+    assert!(e.contains("neither a rocpd database") && e.contains("nor an Nsight Systems export"), "{e}");
+}
+
+#[test]
+fn a_rocprofv3_file_of_the_wrong_shape_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        (
+            "types_results.json",
+            r#"{"rocprofiler-sdk-tool": [{"buffer_records": {"kernel_dispatch": [{"start_timestamp": "soon"}]}}]}"#,
+        ),
+        (
+            "cut_results.json",
+            r#"{"rocprofiler-sdk-tool": [{"buffer_records": {"kernel_dispatch": [{"start_tim"#,
+        ),
+        ("empty_results.json", r#"{"rocprofiler-sdk-tool": []}"#),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = analyze(name, &path, &[]).error().to_string();
+        assert!(e.contains(name), "{e}");
+    }
 }

@@ -288,6 +288,8 @@ fn a_trace_that_lost_kernels_fails_trace_sanity() {
     let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
     assert_eq!(sanity.1, "fail");
     assert!(sanity.2.contains("a kernel count other than 44"), "{}", sanity.2);
+    // Damaged both times: the workload ran twice, and the report says it.
+    assert!(sanity.2.contains("this is the workload's second run"), "{}", sanity.2);
 }
 
 /// Every healthy run of a preset saved as a baseline and compared with every other (each
@@ -410,4 +412,118 @@ fn a_healthy_run_starved_only_by_the_profiler_on_a_slow_host_does_not_fail() {
         assert_eq!(status, "warn", "{message}");
         assert!(message.contains("60.9 µs p50, more than the GPU's 35.3 µs replay"), "{message}");
     }
+}
+
+/// A recorded run with step-synchronous steps added to its result, as this version's workload
+/// writes them: `steps` µs per step and a GPU time of 250 µs per step replay.
+fn with_sync_steps(name: &str, steps: &[f64]) -> tempfile::TempDir {
+    let src = labeled_dir().join(name);
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["config.json", "trace.rank0.json.gz"] {
+        std::fs::copy(src.join(f), tmp.path().join(f)).unwrap();
+    }
+    let mut result: Value =
+        serde_json::from_slice(&std::fs::read(src.join("result.rank0.json")).unwrap()).unwrap();
+    result["phases"]["before"]["sync_step_us"] = Value::from(steps.to_vec());
+    result["phases"]["before"]["sync_gpu_us"] = Value::from(vec![250.0; steps.len()]);
+    std::fs::write(tmp.path().join("result.rank0.json"), serde_json::to_vec(&result).unwrap()).unwrap();
+    tmp
+}
+
+/// The step-synchronous phase judged whole, through `check` with a stand-in interpreter: the
+/// reference run's own GPU time per replay (255.559 µs, CUDA events) against steps as the issue
+/// measured them on an H200. Healthy steps pass; steps slowed by 100 µs per launch, and a 2 ms
+/// stall every 10th step, FAIL with what the host costs a step stated; `analyze` of the kept
+/// trace judges the same.
+#[test]
+fn a_slow_synchronous_step_fails_with_its_cost_per_step() {
+    let healthy = run("reference-healthy-01");
+    let sync = |v: &Value| checks(v).into_iter().find(|c| c.0 == "sync_step").unwrap();
+    // As recorded (an earlier workload): no steps, so the check is skipped.
+    let out = replay(&healthy, &labeled_dir().join(&healthy.name), &["--format", "json"]);
+    assert_eq!(sync(&json_of(&out, "recorded")).1, "skip");
+
+    let gpu = 255.55936813354492;
+    // (steps, status, cost stated) with the cost = 100 × (mean / gpu − 1), worked out by hand:
+    // 272.8 / 255.559 → +7%; 373.1 / 255.559 → +46%; 2 ms every 10th: mean 472.8 → +85%.
+    let every10: Vec<f64> = (1..=300).map(|i| if i % 10 == 0 { 2272.8 } else { 272.8 }).collect();
+    let cases = [
+        (vec![272.8; 300], "pass", "+7% per step when each step is read back"),
+        (vec![373.1; 300], "fail", "+46% per step when each step is read back"),
+        (every10, "fail", "+85% per step when each step is read back"),
+    ];
+    for (steps, status, cost) in cases {
+        let dir = with_sync_steps(&healthy.name, &steps);
+        let keep = dir.path().join("kept.json.gz");
+        let out = replay(&healthy, dir.path(), &["--format", "json", "--keep-trace", keep.to_str().unwrap()]);
+        let v = json_of(&out, cost);
+        let (_, got, message) = sync(&v);
+        assert_eq!(got, status, "{message}");
+        assert!(message.starts_with(cost), "{message}");
+        assert_eq!(out.status.code(), Some(if status == "fail" { 1 } else { 0 }), "{:?}", failed(&v));
+        // The summary check reports is the steps' own: mean and median by hand.
+        let mean = steps.iter().sum::<f64>() / steps.len() as f64;
+        let summary = &v["phases"]["before"]["sync_step"];
+        assert!((summary["mean_us"].as_f64().unwrap() - mean).abs() < 1e-9, "{summary}");
+        assert!((summary["p50_us"].as_f64().unwrap() - 272.8).abs() < 1e-9 || status == "fail", "{summary}");
+        assert!((v["phases"]["before"]["gpu_us_per_replay"].as_f64().unwrap() - gpu).abs() < 1e-9);
+        let (code, kept) = analyze(&[keep]);
+        assert_eq!((code, sync(&kept)), (out.status.code().unwrap(), sync(&v)), "{cost}");
+    }
+}
+
+/// A profiled trace that lost kernels in the first run only: `check` runs the workload once more
+/// (a stand-in interpreter that answers with the damaged recording first, the whole one after),
+/// judges the second run and says so.
+#[test]
+fn a_damaged_trace_is_run_again_once_and_said_so() {
+    let healthy = run("reference-healthy-01");
+    let src = labeled_dir().join(&healthy.name);
+    let tmp = tempfile::tempdir().unwrap();
+    let damaged = tmp.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    for f in ["config.json", "result.rank0.json"] {
+        std::fs::copy(src.join(f), damaged.join(f)).unwrap();
+    }
+    let mut doc = crate::oracle::load(&src.join("trace.rank0.json.gz"));
+    let mut dropped = 0;
+    doc["traceEvents"].as_array_mut().unwrap().retain(|e| {
+        let drop = e["cat"] == "kernel" && dropped < 10;
+        dropped += usize::from(drop);
+        !drop
+    });
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &serde_json::to_vec(&doc).unwrap()).unwrap();
+    std::fs::write(damaged.join("trace.rank0.json.gz"), gz.finish().unwrap()).unwrap();
+    // The first workload run answers with the damaged recording, every later one with the whole.
+    let marker = tmp.path().join("ran-once");
+    let python = tmp.path().join("python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -u ]; then\n  if [ -e '{m}' ]; then export LG_REPLAY_DIR='{whole}'; \
+             else touch '{m}'; export LG_REPLAY_DIR='{damaged}'; fi\nfi\nexec '{replay}' \"$@\"\n",
+            m = marker.display(),
+            whole = src.display(),
+            damaged = damaged.display(),
+            replay = labeled_dir().join("replay-python").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = launchguard()
+        .args(["check", "--python", python.to_str().unwrap(), "--preset", "reference", "--format", "json"])
+        .output()
+        .unwrap();
+    let v = json_of(&out, "retried");
+    let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
+    assert_eq!(sanity.1, "pass", "{}", sanity.2);
+    assert!(
+        sanity.2.contains("this is the workload's second run: the first run's profiled trace was damaged")
+            && sanity.2.contains("a kernel count other than 44"),
+        "{}",
+        sanity.2
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", failed(&v));
 }

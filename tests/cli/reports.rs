@@ -105,7 +105,7 @@ fn assert_self_contained(html: &str) {
 /// A headless Chromium, when there is one: `LAUNCHGUARD_CHROMIUM`, else `chromium` or
 /// `chromium-browser` on the PATH. Missing: a failure under CI=true (.ci/run installs it), a
 /// skip with a note elsewhere.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("LAUNCHGUARD_CHROMIUM") {
         return Some(PathBuf::from(p));
     }
@@ -125,13 +125,15 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// What the browser saw.
-struct Loaded {
+pub(crate) struct Loaded {
     /// The DOM after the page's script ran.
-    dom: String,
+    pub dom: String,
     /// Console errors (uncaught exceptions, failed loads).
-    console_errors: Vec<String>,
+    pub console_errors: Vec<String>,
     /// URLs the page asked the network for (the browser's own background requests excluded).
-    page_requests: Vec<String>,
+    pub page_requests: Vec<String>,
+    /// How long the browser took, from its start to the DOM printed.
+    pub took: std::time::Duration,
 }
 
 /// One browser at a time: the tests run in parallel on a 2-core machine, and several Chromiums
@@ -157,10 +159,11 @@ fn headless(browser: &Path) -> Command {
 }
 
 /// Loads `html` in headless Chromium with every host name unresolvable and a network log on.
-fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
+pub(crate) fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let profile = tempfile::tempdir().unwrap();
     let netlog = profile.path().join("netlog.json");
+    let start = std::time::Instant::now();
     let out = headless(browser)
         .args(["--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
@@ -169,6 +172,7 @@ fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
         .arg(format!("file://{}", html.canonicalize().unwrap().display()))
         .output()
         .expect("chromium runs");
+    let took = start.elapsed();
     assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let console_errors = stderr
@@ -193,11 +197,11 @@ fn load_in_chromium(browser: &Path, html: &Path) -> Loaded {
             (key.starts_with("file://") && !url.starts_with("file:")).then(|| url.to_string())
         })
         .collect();
-    Loaded { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console_errors, page_requests }
+    Loaded { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console_errors, page_requests, took }
 }
 
 /// The page loads without errors or network, its script ran to the end and every SVG has a size.
-fn assert_renders(html: &Path) {
+pub(crate) fn assert_renders(html: &Path) {
     let Some(browser) = chromium() else { return };
     let page = load_in_chromium(&browser, html);
     assert!(page.console_errors.is_empty(), "console errors: {:?}", page.console_errors);
@@ -209,7 +213,7 @@ fn assert_renders(html: &Path) {
 }
 
 /// What scripts/html-check.js found in a page at one width.
-fn check_in_chromium(browser: &Path, html: &Path, width: u32) -> Value {
+pub(crate) fn check_in_chromium(browser: &Path, html: &Path, width: u32) -> Value {
     let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let page = std::fs::read_to_string(html).unwrap();
@@ -233,7 +237,7 @@ fn check_in_chromium(browser: &Path, html: &Path, width: u32) -> Value {
 
 /// At 1400 and 800 px: nothing wider than the page, no SVG label clipped, overlapping or under
 /// 9 px, and the first timeline zooms on a wheel step, pans on a key and resets.
-fn assert_laid_out(html: &Path) {
+pub(crate) fn assert_laid_out(html: &Path) {
     let Some(browser) = chromium() else { return };
     for width in [1400, 800] {
         let c = check_in_chromium(&browser, html, width);

@@ -43,13 +43,25 @@ pub const DEFAULT_GAP_US: f64 = 100.0;
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     /// `--within` matches no annotation span.
-    #[error("--within '{pattern}' matches no annotation span; {}", names_hint(.names))]
+    #[error("--within {} matches no annotation span; {}", quoted(.pattern), names_hint(.names))]
     WithinMatchesNothing {
         /// The pattern.
         pattern: String,
         /// The most frequent span names the trace has.
         names: Vec<String>,
     },
+}
+
+/// A pattern in quotes, cut past 80 characters with its length said: an error stays one
+/// readable line whatever was passed.
+pub fn quoted(pattern: &str) -> String {
+    const MAX: usize = 80;
+    let n = pattern.chars().count();
+    if n <= MAX {
+        format!("'{pattern}'")
+    } else {
+        format!("'{}…' ({n} characters)", pattern.chars().take(MAX).collect::<String>())
+    }
 }
 
 fn names_hint(names: &[String]) -> String {
@@ -92,6 +104,12 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
             t.skipped.not_an_object
         ));
     }
+    if t.names_cut > 0 {
+        warnings.push(format!(
+            "{} names or labels longer than {} bytes were cut to their first {} bytes (--max-name-bytes)",
+            t.names_cut, t.name_cap, t.name_cap
+        ));
+    }
     let source = Source {
         path: trace.source.path.display().to_string(),
         bytes: trace.source.bytes,
@@ -105,6 +123,7 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, AnalyzeError> 
         },
         truncated: trace.truncated.is_some(),
         truncation: trace.truncated.clone(),
+        names_cut: t.names_cut,
     };
     analyze_timeline(t, source, opts, warnings)
 }
@@ -159,6 +178,8 @@ pub fn analyze_timeline(
             t.context_events
         ));
     }
+    let anomalies = anomalies(&replays);
+    warnings.extend(anomalies.iter().map(Anomaly::message));
     let trace = TraceInfo {
         profiler: t.meta.profiler.clone(),
         rank: t.meta.distributed.as_ref().and_then(|d| d.rank),
@@ -183,7 +204,53 @@ pub fn analyze_timeline(
         damage,
         workload,
         warnings,
+        anomalies,
     })
+}
+
+/// What the replays say that cannot have happened: a first kernel before its launch, one
+/// correlation id for several launches.
+fn anomalies(replays: &[Replay]) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    let early: Vec<&Replay> =
+        replays.iter().filter(|r| r.launch_to_first_kernel_us.is_some_and(|d| d < 0.0)).collect();
+    if let Some(r) = early.first() {
+        out.push(Anomaly {
+            kind: AnomalyKind::KernelBeforeLaunch,
+            count: early.len() as u64,
+            first: format!(
+                "launch {} at {} µs, correlation {}, its first GPU activity {} µs earlier",
+                r.index,
+                r.launch_start_us,
+                r.correlation.map_or("none".into(), |c| c.to_string()),
+                -r.launch_to_first_kernel_us.unwrap_or_default()
+            ),
+        });
+    }
+    let mut launches_of: BTreeMap<u64, Vec<&Replay>> = BTreeMap::new();
+    for r in replays {
+        if let Some(c) = r.correlation {
+            launches_of.entry(c).or_default().push(r);
+        }
+    }
+    let mut shared: Vec<&Vec<&Replay>> = launches_of.values().filter(|l| l.len() > 1).collect();
+    // The first in launch order.
+    shared.sort_by_key(|l| l[0].index);
+    if let Some(l) = shared.first() {
+        out.push(Anomaly {
+            kind: AnomalyKind::CorrelationReused,
+            count: shared.len() as u64,
+            first: format!(
+                "correlation {} joins launches {} at {} µs and {} at {} µs",
+                l[0].correlation.unwrap_or_default(),
+                l[0].index,
+                l[0].launch_start_us,
+                l[1].index,
+                l[1].launch_start_us
+            ),
+        });
+    }
+    out
 }
 
 /// The kernel table over the activities the device figures counted.
@@ -877,6 +944,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_long_pattern_is_cut_and_its_length_said() {
+        assert_eq!(quoted("probe::replay"), "'probe::replay'");
+        let long = "x".repeat(129_000);
+        let q = quoted(&long);
+        assert_eq!(q, format!("'{}…' (129000 characters)", "x".repeat(80)));
+        let e = AnalyzeError::WithinMatchesNothing { pattern: long, names: vec![] };
+        assert!(e.to_string().len() < 200, "{e}");
+    }
+
+    #[test]
     fn idle_before_uses_the_union() {
         let busy = vec![(0, 10), (20, 30)];
         assert_eq!(idle_before(&busy, 0), None);
@@ -892,5 +969,45 @@ mod tests {
         assert!(overlaps(&spans, 5, 10));
         assert!(!overlaps(&spans, 21, 29));
         assert!(overlaps(&spans, 0, 100));
+    }
+}
+
+#[cfg(test)]
+mod anomaly_tests {
+    use super::*;
+
+    fn replay(index: u64, correlation: u64, start_us: f64, to_first_us: f64) -> Replay {
+        Replay {
+            index,
+            correlation: Some(correlation),
+            device: Some("0".into()),
+            launch_start_us: start_us,
+            launch_us: 5.0,
+            kernels: 4,
+            launch_to_first_kernel_us: Some(to_first_us),
+            gpu_span_us: Some(10.0),
+            idle_before_us: Some(0.0),
+            graph: Some(0),
+        }
+    }
+
+    #[test]
+    fn impossible_causality_is_counted_with_where_it_is_first_seen() {
+        let sound = [replay(0, 10, 100.0, 40.0), replay(1, 11, 200.0, 0.0)];
+        assert_eq!(anomalies(&sound), []);
+        let damaged = [
+            replay(0, 10, 100.0, 40.0),
+            replay(1, 11, 200.0, -500.0),
+            replay(2, 10, 300.0, 40.0),
+            replay(3, 12, 400.0, -1.5),
+            replay(4, 11, 500.0, 40.0),
+        ];
+        let got = anomalies(&damaged);
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].kind, got[0].count), (AnomalyKind::KernelBeforeLaunch, 2));
+        assert_eq!(got[0].first, "launch 1 at 200 µs, correlation 11, its first GPU activity 500 µs earlier");
+        assert_eq!((got[1].kind, got[1].count), (AnomalyKind::CorrelationReused, 2));
+        assert_eq!(got[1].first, "correlation 10 joins launches 0 at 100 µs and 2 at 300 µs");
+        assert!(got[1].message().starts_with("impossible causality: 2 correlation ids"));
     }
 }

@@ -71,6 +71,56 @@ pub struct PhaseReport {
     /// Their median.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_host_p50_us: Option<f64>,
+    /// Host time of each step-synchronous replay, µs (raw samples): each replay's output read
+    /// back before the next launch, as a server's decode step; the injected delay, the launch,
+    /// the GPU's replay and the read-back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_step_us: Vec<f64>,
+    /// GPU time of each step-synchronous replay, µs (device events around it; with the stream
+    /// idle at each launch, the span includes what of the launch's host time preceded its first
+    /// kernel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_gpu_us: Vec<f64>,
+    /// Summary of `sync_step_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_step: Option<StepSummary>,
+    /// Median of `sync_gpu_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_gpu_p50_us: Option<f64>,
+}
+
+/// The distribution of step times, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    /// Steps measured.
+    pub count: u64,
+    /// Mean: what a run of steps costs per step.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Slowest.
+    pub max_us: f64,
+}
+
+impl StepSummary {
+    /// The summary of `samples`; `None` when there are none.
+    pub fn of(samples: &[f64]) -> Option<Self> {
+        use crate::intervals::{mean, percentile};
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        Some(Self {
+            count: s.len() as u64,
+            mean_us: mean(&s)?,
+            p50_us: percentile(&s, 50.0)?,
+            p90_us: percentile(&s, 90.0)?,
+            p99_us: percentile(&s, 99.0)?,
+            max_us: *s.last()?,
+        })
+    }
 }
 
 impl PhaseReport {
@@ -92,7 +142,21 @@ impl PhaseReport {
             gpu_us_per_replay,
             steady_host_p50_us: percentile(&steady, 50.0),
             steady_host_us,
+            ..Self::default()
         }
+    }
+
+    /// Adds the step-synchronous replays: the host time of each step and the GPU time of each
+    /// replay, µs.
+    pub fn with_sync(mut self, sync_step_us: Vec<f64>, sync_gpu_us: Vec<f64>) -> Self {
+        use crate::intervals::percentile;
+        let mut gpu = sync_gpu_us.clone();
+        gpu.sort_by(f64::total_cmp);
+        self.sync_step = StepSummary::of(&sync_step_us);
+        self.sync_gpu_p50_us = percentile(&gpu, 50.0);
+        self.sync_step_us = sync_step_us;
+        self.sync_gpu_us = sync_gpu_us;
+        self
     }
 }
 
@@ -158,6 +222,13 @@ pub struct WorkloadContext {
     pub rank: u32,
     /// µs busy-waited before each replay (0 in real use).
     pub inject_delay_us: f64,
+    /// The delay was busy-waited before every this-many-th launch of each phase (1: every one).
+    #[serde(default = "every_launch", skip_serializing_if = "is_every_launch")]
+    pub inject_every: u32,
+    /// Why the workload ran a second time, when the first run's trace was damaged: this trace is
+    /// the second run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<String>,
     /// The ranks that busy-waited (absent: every rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject_delay_ranks: Option<Vec<u32>>,
@@ -175,6 +246,16 @@ pub struct WorkloadContext {
     /// Wall seconds of each workload phase.
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
+}
+
+/// The default of `inject_every`: the delay before every launch.
+pub fn every_launch() -> u32 {
+    1
+}
+
+/// Whether `every` is the default, every launch (left out of documents).
+pub fn is_every_launch(every: &u32) -> bool {
+    *every == 1
 }
 
 impl WorkloadContext {

@@ -50,6 +50,50 @@ pub struct Analysis {
     pub workload: Option<WorkloadContext>,
     /// Things the reader should know (truncation, lost events).
     pub warnings: Vec<String>,
+    /// What the trace says that cannot have happened (a damaged or forged trace), each said in
+    /// `warnings` too; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Anomaly>,
+}
+
+/// Causality that cannot hold, counted: the figures it touches are not to be judged as if the
+/// trace were sound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// Which.
+    pub kind: AnomalyKind,
+    /// Replays (for `kernel_before_launch`) or correlation ids (for `correlation_reused`) that
+    /// show it.
+    pub count: u64,
+    /// Where it is first seen, in words (launch index, correlation id, trace time).
+    pub first: String,
+}
+
+/// The kinds of [`Anomaly`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    /// A replay's first GPU activity starts before the launch call that started it.
+    KernelBeforeLaunch,
+    /// One correlation id joins several launches: their kernels cannot be told apart, and each
+    /// launch is credited with all of them.
+    CorrelationReused,
+}
+
+impl Anomaly {
+    /// The anomaly in one sentence, for the warnings.
+    pub fn message(&self) -> String {
+        match self.kind {
+            AnomalyKind::KernelBeforeLaunch => format!(
+                "impossible causality: in {} replays the first GPU activity starts before its launch (first: {}); the trace is damaged and its replay figures cannot be trusted",
+                self.count, self.first
+            ),
+            AnomalyKind::CorrelationReused => format!(
+                "impossible causality: {} correlation ids are each shared by several graph launches (first: {}); kernels cannot be told apart by launch and the replay figures cannot be trusted",
+                self.count, self.first
+            ),
+        }
+    }
 }
 
 /// The input file.
@@ -71,6 +115,14 @@ pub struct Source {
     pub truncated: bool,
     /// Why it ended early.
     pub truncation: Option<String>,
+    /// Names and labels longer than the cap (`[input] max_name_bytes`), kept cut to their first
+    /// bytes; absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub names_cut: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Skipped events by reason.

@@ -174,6 +174,9 @@ pub fn facts(r: &CheckReport) -> Vec<(String, String)> {
     out.push(("driver".into(), text(&inv.driver)));
     out.push(("tp".into(), r.tp.to_string()));
     out.push(("inject_delay_us".into(), r.inject_delay_us.to_string()));
+    if r.inject_every != 1 {
+        out.push(("inject_every".into(), r.inject_every.to_string()));
+    }
     if let Some(ranks) = &r.inject_delay_ranks {
         out.push(("inject_delay_ranks".into(), format!("{ranks:?}")));
     }
@@ -196,6 +199,7 @@ fn run_info(r: &CheckReport) -> RunInfo {
         gpu_name: inv.and_then(|i| i.gpu_name.clone()),
         torch: inv.and_then(|i| i.torch.clone()),
         launchguard_version: r.launchguard_version.clone(),
+        warnings: Vec::new(),
     }
 }
 

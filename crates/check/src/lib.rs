@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use launchguard_analysis::context::{PhaseReport, WorkloadContext, SCHEMA as CONTEXT_SCHEMA};
 use launchguard_analysis::Options as MeasureOptions;
-use launchguard_judge::{Settings, Verdict};
+use launchguard_judge::{CheckId, Settings, Verdict};
 use launchguard_pipeline::{Drawing, Judged, Keep, ReadOptions};
 
 pub use model::{CheckReport, RankReport};
@@ -43,6 +43,8 @@ pub struct CheckOptions {
     pub python_explicit: bool,
     /// µs busy-waited before each replay, to test the guard.
     pub inject_delay_us: f64,
+    /// The delay is busy-waited before every this-many-th launch of each phase (1: every one).
+    pub inject_every: u32,
     /// The ranks that busy-wait (`None`: every rank).
     pub inject_delay_ranks: Option<Vec<u32>>,
     /// Copy each rank's profiled trace, with its context, here (several ranks: see [`kept_path`];
@@ -97,6 +99,7 @@ fn base_report(opts: &CheckOptions) -> CheckReport {
         reason: None,
         workload: opts.workload.clone(),
         inject_delay_us: opts.inject_delay_us,
+        inject_every: opts.inject_every,
         inject_delay_ranks: opts.inject_delay_ranks.clone(),
         tp: opts.settings.config.check.tp,
         thresholds: opts.settings.config.thresholds.clone(),
@@ -120,12 +123,38 @@ pub fn skipped(opts: &CheckOptions, reason: impl Into<String>) -> CheckReport {
 }
 
 /// Runs the check: every rank here (`--tp N` on this host), or this process's rank of a run a
-/// launcher started ([`CheckOptions::launched`]).
+/// launcher started ([`CheckOptions::launched`]). When the judge finds the profiled trace damaged
+/// (`trace_sanity`: the profiler lost replays or kernels), the workload runs once more in a fresh
+/// process and that run is judged, its report saying why.
 pub fn run(opts: &CheckOptions) -> Result<CheckRun, CheckError> {
     if let Some(l) = &opts.launched {
         return run_launched(opts, l);
     }
     let started = Instant::now();
+    let first = run_here(opts, started, None)?;
+    match damaged(&first.report) {
+        Some(why) => run_here(opts, started, Some(why)),
+        None => Ok(first),
+    }
+}
+
+/// Why a judged run's profiled trace cannot be trusted, in words for the report, or `None`.
+fn damaged(report: &CheckReport) -> Option<String> {
+    if report.verdict == Verdict::Skip {
+        return None;
+    }
+    let sanity = report
+        .checks
+        .iter()
+        .find(|c| c.id == CheckId::TraceSanity && c.status == launchguard_judge::Status::Fail)?;
+    Some(format!(
+        "the first run's profiled trace was damaged ({}), so the workload ran again in a fresh process",
+        sanity.message
+    ))
+}
+
+/// Every rank here, once; `retried` says why this is a second run.
+fn run_here(opts: &CheckOptions, started: Instant, retried: Option<String>) -> Result<CheckRun, CheckError> {
     let tp = opts.settings.config.check.tp.max(1);
     let workdir = workdir()?;
     let outcome = match runner::run(request(opts, workdir.path(), None, None)) {
@@ -140,7 +169,9 @@ pub fn run(opts: &CheckOptions) -> Result<CheckRun, CheckError> {
     let mut paths = Vec::with_capacity(outcome.results.len());
     for (result, raw) in outcome.results.iter().zip(&outcome.traces) {
         let with_context = workdir.path().join(format!("trace.context.rank{}.json", result.rank));
-        write_with_context(raw, &with_context, &context_of(opts, result, tp))?;
+        let mut context = context_of(opts, result, tp);
+        context.retried.clone_from(&retried);
+        write_with_context(raw, &with_context, &context)?;
         if let Some(keep) = &opts.keep_trace {
             keep_trace(&with_context, keep, result.rank, tp)?;
         }
@@ -268,6 +299,7 @@ fn request<'a>(
             schema: protocol::CONFIG_SCHEMA,
             workload: opts.workload.clone(),
             inject_delay_us: opts.inject_delay_us,
+            inject_every: opts.inject_every,
             inject_delay_ranks: opts.inject_delay_ranks.clone(),
             trace_path: String::new(),
             result_path: String::new(),
@@ -312,7 +344,8 @@ fn context_of(opts: &CheckOptions, result: &protocol::WorkloadResult, tp: u32) -
         .map(|(k, p)| {
             (
                 k.clone(),
-                PhaseReport::from_samples(p.host_us.clone(), p.steady_host_us.clone(), p.gpu_us_per_replay),
+                PhaseReport::from_samples(p.host_us.clone(), p.steady_host_us.clone(), p.gpu_us_per_replay)
+                    .with_sync(p.sync_step_us.clone(), p.sync_gpu_us.clone()),
             )
         })
         .collect();
@@ -323,6 +356,8 @@ fn context_of(opts: &CheckOptions, result: &protocol::WorkloadResult, tp: u32) -
         tp,
         rank: result.rank,
         inject_delay_us: opts.inject_delay_us,
+        inject_every: opts.inject_every,
+        retried: None,
         inject_delay_ranks: opts.inject_delay_ranks.clone(),
         phases,
         inventory: Some(result.inventory.clone()),

@@ -28,6 +28,12 @@ pub struct CheckReport {
     pub workload: Workload,
     /// µs injected before each replay (0 in real use).
     pub inject_delay_us: f64,
+    /// The delay was injected before every this-many-th launch of each phase (absent: every one).
+    #[serde(
+        default = "launchguard_analysis::context::every_launch",
+        skip_serializing_if = "launchguard_analysis::context::is_every_launch"
+    )]
+    pub inject_every: u32,
     /// The ranks that busy-waited (absent: every rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject_delay_ranks: Option<Vec<u32>>,

@@ -26,6 +26,8 @@ pub struct WorkloadConfig {
     pub workload: Workload,
     /// µs busy-waited before each replay, to test the guard itself.
     pub inject_delay_us: f64,
+    /// The delay is busy-waited before every this-many-th launch of each phase (1: every launch).
+    pub inject_every: u32,
     /// The ranks that busy-wait (`None`: every rank), to test that one slow rank is caught.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inject_delay_ranks: Option<Vec<u32>>,
@@ -104,6 +106,13 @@ pub struct PhaseResult {
     /// GPU time per replay over back-to-back replays, µs (device events).
     #[serde(default)]
     pub gpu_us_per_replay: Option<f64>,
+    /// Host time of each step-synchronous replay, µs: the injected delay, the launch, the GPU's
+    /// replay and the read-back of a few values of its output, as a server's decode step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_step_us: Vec<f64>,
+    /// GPU time of each step-synchronous replay, µs (device events around it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_gpu_us: Vec<f64>,
     /// The trace of the profiled phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_path: Option<String>,

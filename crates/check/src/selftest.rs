@@ -57,8 +57,14 @@ pub struct SelftestReport {
     pub false_alarms: u32,
     /// Smallest injected delay whose run failed.
     pub smallest_detected_us: Option<f64>,
-    /// Whether every delay at or above the smallest detected one failed too.
-    pub monotone: bool,
+    /// Whether every delay at or above the smallest detected one failed too; absent when no
+    /// delay was injected or none was detected (nothing to be monotone about).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monotone: Option<bool>,
+    /// `skip` (the ladder could not run here), `fail` (a false alarm at zero delay: exit 1), else
+    /// `pass`; what the exit code says.
+    #[serde(default)]
+    pub verdict: String,
     /// Healthy runs after the first that regressed against it (baseline false alarms).
     pub baseline_false_alarms: u32,
     /// Smallest injected delay that regressed against the first healthy run.
@@ -104,7 +110,8 @@ pub fn run(
         healthy_runs: healthy,
         false_alarms: 0,
         smallest_detected_us: None,
-        monotone: true,
+        monotone: None,
+        verdict: "skip".to_string(),
         baseline_false_alarms: 0,
         baseline_smallest_detected_us: None,
         reason: None,
@@ -119,6 +126,7 @@ pub fn run(
         let r = match crate::run(&opts) {
             Ok(run) if run.report.verdict == Verdict::Skip => {
                 report.reason = run.report.reason.clone();
+                summarize(&mut report);
                 return report;
             }
             Ok(run) => {
@@ -184,10 +192,17 @@ pub fn summarize(report: &mut SelftestReport) {
     let injected: Vec<&Rung> = report.rungs.iter().filter(|r| r.delay_us > 0.0).collect();
     report.smallest_detected_us =
         injected.iter().filter(|r| r.verdict == "fail").map(|r| r.delay_us).min_by(f64::total_cmp);
-    report.monotone = match report.smallest_detected_us {
-        Some(d) => injected.iter().filter(|r| r.delay_us >= d).all(|r| r.verdict == "fail"),
-        None => true,
-    };
+    report.monotone = report
+        .smallest_detected_us
+        .map(|d| injected.iter().filter(|r| r.delay_us >= d).all(|r| r.verdict == "fail"));
+    report.verdict = if report.reason.is_some() || report.rungs.is_empty() {
+        "skip"
+    } else if report.false_alarms > 0 {
+        "fail"
+    } else {
+        "pass"
+    }
+    .to_string();
     let regressed = |r: &Rung| r.baseline_failed.as_ref().is_some_and(|f| !f.is_empty());
     report.baseline_false_alarms =
         report.rungs.iter().filter(|r| r.delay_us == 0.0 && regressed(r)).count() as u32;
@@ -232,17 +247,26 @@ mod tests {
             healthy_runs: 2,
             false_alarms: 0,
             smallest_detected_us: None,
-            monotone: false,
+            monotone: None,
+            verdict: String::new(),
             baseline_false_alarms: 0,
             baseline_smallest_detected_us: None,
             reason: None,
         };
         summarize(&mut r);
         assert_eq!(r.false_alarms, 1);
+        assert_eq!(r.verdict, "fail", "a false alarm at zero delay");
         assert_eq!(r.smallest_detected_us, Some(25.0));
-        assert!(r.monotone);
+        assert_eq!(r.monotone, Some(true));
         r.rungs.push(rung(100.0, "pass"));
         summarize(&mut r);
-        assert!(!r.monotone);
+        assert_eq!(r.monotone, Some(false));
+        // No rung (skipped here): no verdict but skip, nothing said about monotony.
+        r.rungs.clear();
+        r.reason = Some("no GPU".into());
+        summarize(&mut r);
+        assert_eq!((r.verdict.as_str(), r.monotone, r.smallest_detected_us), ("skip", None, None));
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("monotone").is_none() && json["verdict"] == "skip", "{json}");
     }
 }

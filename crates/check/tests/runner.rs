@@ -23,6 +23,7 @@ fn request<'a>(python: &'a str, workdir: &'a Path, tp: u32, timeout_ms: u64) -> 
             schema: CONFIG_SCHEMA,
             workload: launchguard_check::preset::preset("tiny").unwrap(),
             inject_delay_us: 0.0,
+            inject_every: 1,
             inject_delay_ranks: None,
             trace_path: String::new(),
             result_path: String::new(),

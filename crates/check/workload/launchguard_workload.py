@@ -9,8 +9,13 @@ Protocol (launchguard.workload/1): `python3 launchguard_workload.py CONFIG.json`
 - The script measures; it never decides pass or fail. launchguard does.
 
 Phases, in this order, in one process: inventory; build + capture one graph; unprofiled replays
-(before any profiler touched the process); a profiled session under torch.profiler; unprofiled
-replays again (what the profiler leaves behind).
+(before any profiler touched the process): timed one by one, back to back, and step-synchronous
+(each replay's output read back before the next launch, as a server reads each decode step's
+tokens); a profiled session under torch.profiler; unprofiled replays again (what the profiler
+leaves behind).
+
+An injected delay (`inject_delay_us`, to test the guard itself) is busy-waited before every
+`inject_every`-th graph launch of each phase (1: every launch), counted from the phase's start.
 
 With WORLD_SIZE > 1 (set by launchguard, torchrun-style), each rank holds a tensor-parallel shard
 of the model (column-parallel QKV and up-projection, row-parallel output and down-projection, an
@@ -122,6 +127,22 @@ def busy_wait_us(us):
         pass
 
 
+class Injector:
+    """The injected delay: `us` busy-waited before every `every`-th launch (the every-th,
+    2·every-th, … of a phase; `reset()` starts a phase)."""
+
+    def __init__(self, us, every):
+        self.us, self.every, self.count = us, max(1, int(every)), 0
+
+    def reset(self):
+        self.count = 0
+
+    def __call__(self):
+        self.count += 1
+        if self.us > 0 and self.count % self.every == 0:
+            busy_wait_us(self.us)
+
+
 def build_model(torch, cfg, world, rank):
     """The preset's model, sharded over `world` ranks when world > 1."""
     nn = torch.nn
@@ -217,7 +238,7 @@ def build_model(torch, cfg, world, rank):
     return Model()
 
 
-def measure_host(torch, g, n, delay_us, stream):
+def measure_host(torch, g, n, inject, stream):
     """Host cost of each replay: a monotonic clock around (injected delay +) `replay()`.
 
     Replays run in short bursts with a synchronize between them (not timed), so the launch queue
@@ -225,29 +246,63 @@ def measure_host(torch, g, n, delay_us, stream):
     """
     samples = []
     burst = 10
+    inject.reset()
     for start in range(0, n, burst):
         for _ in range(min(burst, n - start)):
             t0 = time.perf_counter_ns()
-            busy_wait_us(delay_us)
+            inject()
             g.replay()
             samples.append((time.perf_counter_ns() - t0) / 1000.0)
         stream.synchronize()
     return samples
 
 
-def measure_steady(torch, g, n, delay_us, stream):
+def measure_steady(torch, g, n, inject, stream):
     """Host cost of each of `n` back-to-back replays with no synchronize in between, as a serving
     loop replays: if `replay()` blocks until the GPU is done (NCCL collectives in the graph do that),
     the CPU cannot run ahead and each call lasts as long as the GPU's replay."""
     samples = []
     stream.synchronize()
+    inject.reset()
     for _ in range(n):
         t0 = time.perf_counter_ns()
-        busy_wait_us(delay_us)
+        inject()
         g.replay()
         samples.append((time.perf_counter_ns() - t0) / 1000.0)
     stream.synchronize()
     return samples
+
+
+def measure_sync(torch, g, out, n, inject, stream):
+    """Step-synchronous replays, as a server decodes: each replay's output is read back to the
+    host (a few values, as a server reads each step's tokens) before the next launch, so nothing
+    queues ahead and every host cost adds to the step. Returns the host time of each whole step
+    (injected delay, launch, the GPU's replay, the read-back), µs, and the GPU time of each
+    replay from device events recorded around it, µs (with the stream idle at each launch, that
+    span also holds whatever of the launch's own host time elapsed before its first kernel)."""
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    steps = []
+    stream.synchronize()
+    inject.reset()
+    # The output is an inference tensor: its views are taken where inference tensors may be.
+    with torch.inference_mode():
+        tokens = out.reshape(-1)[:8]
+        # Untimed steps first: the first read-back sets up its copy path.
+        for _ in range(5):
+            g.replay()
+            tokens.cpu()
+        for i in range(n):
+            t0 = time.perf_counter_ns()
+            inject()
+            starts[i].record(stream)
+            g.replay()
+            ends[i].record(stream)
+            # .cpu() copies and waits for the stream: the step's result is on the host.
+            tokens.cpu()
+            steps.append((time.perf_counter_ns() - t0) / 1000.0)
+    stream.synchronize()
+    return steps, [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
 
 
 def measure_gpu(torch, g, n, stream):
@@ -336,6 +391,7 @@ def run(cfg):
     delay_ranks = cfg.get("inject_delay_ranks")
     if delay_ranks is not None and rank not in delay_ranks:
         delay_us = 0.0
+    inject = Injector(delay_us, cfg.get("inject_every", 1))
     with Phase(timings, "capture", rank):
         torch.manual_seed(1234)
         model = build_model(torch, cfg, world, rank).to(device=device, dtype=dtype).eval()
@@ -367,10 +423,13 @@ def run(cfg):
     with Phase(timings, "before", rank):
         gpu = measure_gpu(torch, g, cfg["gpu_replays"], stream)
         barrier()
-        host = measure_host(torch, g, cfg["host_replays"], delay_us, stream)
+        host = measure_host(torch, g, cfg["host_replays"], inject, stream)
         barrier()
-        steady = measure_steady(torch, g, cfg["host_replays"], delay_us, stream)
-        phases["before"] = {"host_us": host, "steady_host_us": steady, "gpu_us_per_replay": gpu, **summary(host)}
+        steady = measure_steady(torch, g, cfg["host_replays"], inject, stream)
+        barrier()
+        sync_steps, sync_gpu = measure_sync(torch, g, y, cfg["host_replays"], inject, stream)
+        phases["before"] = {"host_us": host, "steady_host_us": steady, "gpu_us_per_replay": gpu,
+                            "sync_step_us": sync_steps, "sync_gpu_us": sync_gpu, **summary(host)}
         barrier()
 
     with Phase(timings, "profiled", rank):
@@ -379,10 +438,11 @@ def run(cfg):
         host = []
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             barrier()
+            inject.reset()
             for _ in range(cfg["replays"]):
                 with record_function(cfg.get("annotation", "launchguard::replay")):
                     t0 = time.perf_counter_ns()
-                    busy_wait_us(delay_us)
+                    inject()
                     g.replay()
                     host.append((time.perf_counter_ns() - t0) / 1000.0)
             torch.cuda.synchronize(device)
@@ -394,7 +454,7 @@ def run(cfg):
         barrier()
 
     with Phase(timings, "after", rank):
-        host = measure_host(torch, g, cfg["host_replays"], delay_us, stream)
+        host = measure_host(torch, g, cfg["host_replays"], inject, stream)
         gpu = measure_gpu(torch, g, cfg["gpu_replays"], stream)
         phases["after"] = {"host_us": host, "gpu_us_per_replay": gpu, **summary(host)}
         barrier()

@@ -42,10 +42,10 @@ impl Identity {
 #[serde(transparent)]
 pub struct Fingerprint(pub BTreeMap<String, String>);
 
-/// The most keys a fingerprint keeps, and the longest value: a stranger's file could name a
-/// million libraries or a variable of a megabyte.
+/// The most keys a fingerprint keeps: a stranger's file could name a million libraries.
 pub const MAX_KEYS: usize = 4096;
-const MAX_VALUE: usize = 4096;
+/// The longest value a fingerprint keeps, in bytes: a variable could hold a megabyte.
+pub const MAX_VALUE: usize = 4096;
 
 impl Fingerprint {
     /// Sets `key` to `value` (cut at [`MAX_VALUE`] bytes, on a character boundary); past

@@ -10,7 +10,7 @@
 //! Runs form [`series`] keyed by (workload preset, machine class, branch or series name). Each
 //! metric's series is searched for [`changepoint`]s (E-divisive means with a permutation test),
 //! leaving out inconclusive runs and starting anew at each reset marker (an accepted change).
-//! [`explain`] ranks what differs in the fingerprints on either side of a change; [`gate`] fails
+//! [`explain`] ranks what differs in the fingerprints on either side of a change; [`gate()`] fails
 //! a run whose series now sits past a change for the worse, naming the first bad build;
 //! [`render`] draws a history for a terminal, as JSON, Markdown or one HTML page.
 

@@ -69,6 +69,10 @@ pub struct RunInfo {
     pub torch: Option<String>,
     /// launchguard version that produced it.
     pub launchguard_version: String,
+    /// What reading its traces noticed (a trace cut short, impossible causality), as the
+    /// analysis says it (`rank N: ` before it with several ranks); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A setting that differs between the two runs.
@@ -124,8 +128,9 @@ pub struct Metric {
 /// launches, host intervals, occupancy and gaps compare across it (graphs are then matched by
 /// their kernel count); another profiler of one vendor (roctracer, rocprofiler-sdk) is what an
 /// upgrade changes.
-const NOTED_ONLY: [&str; 8] = [
+const NOTED_ONLY: [&str; 9] = [
     "inject_delay_us",
+    "inject_every",
     "inject_delay_ranks",
     "launchguard_version",
     "python_version",

@@ -125,6 +125,22 @@ section! {
         HeadroomAbsUs headroom_abs_us: f64 = 150.0, flag "headroom-abs-us" "US", Rule::Above(0.0);
         /// Host cost after the profiler session over before it, at or above this ratio, warns.
         ResidualWarnRatio residual_warn_ratio: f64 = 3.0, flag "residual-warn-ratio" "RATIO", Rule::Above(1.0);
+        /// A step-synchronous replay (its output read back before the next launch, as a server's
+        /// decode step) whose median host time exceeds the GPU time per replay by at least this
+        /// fraction of it fails, unless `sync_step_fail_us` is more. Provisional: see
+        /// docs/step-sync.md.
+        ///
+        /// An H200, the reference preset: healthy steps 7% over the GPU time, +100 µs per launch 46%.
+        SyncStepFailFraction sync_step_fail_fraction: f64 = 0.35, flag "sync-step-fail-fraction" "FRACTION", Rule::NonNegative;
+        /// ... or by at least this, in µs, when that is more: reading a step back costs a fixed
+        /// few tens of µs, which a graph of little GPU time cannot hide.
+        SyncStepFailUs sync_step_fail_us: f64 = 50.0, flag "sync-step-fail-us" "US", Rule::NonNegative;
+        /// A step-synchronous replay whose 99th-percentile host time exceeds the GPU time per
+        /// replay by at least this fraction of it fails, unless `sync_tail_fail_us` is more: steps
+        /// that stall now and then.
+        SyncTailFailFraction sync_tail_fail_fraction: f64 = 0.5, flag "sync-tail-fail-fraction" "FRACTION", Rule::NonNegative;
+        /// ... or by at least this, in µs, when that is more.
+        SyncTailFailUs sync_tail_fail_us: f64 = 500.0, flag "sync-tail-fail-us" "US", Rule::NonNegative;
     }
 }
 
@@ -198,6 +214,8 @@ section! {
         MaxNames max_names: u64 = Limits::DEFAULT.max_names, flag "max-names" "N", Rule::Within(1, Limits::MOST_NAMES);
         /// Largest launchguard context event (the args check writes), in MiB.
         MaxContextMib max_context_mib: u64 = Limits::DEFAULT.max_context_bytes >> 20, flag "max-context-mib" "MIB", Rule::AtLeast(1);
+        /// Longest name or label kept, in bytes; a longer one is cut to its first bytes, and said so.
+        MaxNameBytes max_name_bytes: u64 = Limits::DEFAULT.max_name_bytes, flag "max-name-bytes" "BYTES", Rule::AtLeast(16);
     }
 }
 
@@ -218,6 +236,7 @@ impl InputConfig {
             max_streams: self.max_streams,
             max_names: self.max_names,
             max_context_bytes: bytes(self.max_context_mib, InputKey::MaxContextMib)?,
+            max_name_bytes: self.max_name_bytes,
         })
     }
 }

@@ -221,8 +221,23 @@ pub(crate) fn alone(a: &launchguard_analysis::model::Analysis) -> Option<Check> 
     Some(check)
 }
 
+/// Ranks as text, runs of three or more as ranges: "0–63", "1, 3, 5".
 fn list(v: &[u64]) -> String {
-    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        match j - i {
+            0 => items.push(v[i].to_string()),
+            1 => items.extend([v[i].to_string(), v[j].to_string()]),
+            _ => items.push(format!("{}–{}", v[i], v[j])),
+        }
+        i = j + 1;
+    }
+    items.join(", ")
 }
 
 fn ranks_check(ranks: &[u64], world_size: Option<u64>) -> Check {
@@ -353,5 +368,8 @@ mod tests {
         assert!(c.message.contains("rank 1, 3 missing"), "{}", c.message);
         assert_eq!(ranks_check(&[0, 1, 2], None).status, Status::Pass);
         assert_eq!(ranks_check(&[0, 2], None).status, Status::Warn);
+        let many: Vec<u64> = (0..64).collect();
+        assert_eq!(ranks_check(&many, Some(64)).message, "ranks 0–63 of world size 64");
+        assert_eq!(list(&[0, 1, 3, 5, 6, 7, 9]), "0, 1, 3, 5–7, 9");
     }
 }

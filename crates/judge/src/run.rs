@@ -1,7 +1,7 @@
 //! The checks of what `check` measured besides the trace (its context): the linkage of the
 //! PyTorch that ran, the interception layers in the process, whether the profiler recorded what
-//! ran, the launch headroom and run-ahead with the profiler off, and what the profiler left
-//! behind. `analyze` of a trace `check` kept judges them alike, from the trace's context event.
+//! ran, the launch headroom, the step-synchronous step time and run-ahead with the profiler off,
+//! and what the profiler left behind. `analyze` of a trace `check` kept judges them alike, from the trace's context event.
 
 use std::collections::BTreeMap;
 
@@ -51,9 +51,14 @@ pub(crate) fn checks(
             interception_layers,
         ),
     ];
+    let mut sanity = trace_sanity(a, ctx.workload.replays);
+    if let Some(why) = &ctx.retried {
+        sanity.message.push_str(&format!("; this is the workload's second run: {why}"));
+    }
     let after = vec![
-        trace_sanity(a, ctx.workload.replays),
+        sanity,
         launch_headroom(&ctx.phases, cfg, ""),
+        sync_step(&ctx.phases, cfg, ""),
         run_ahead(&ctx.phases, ctx.tp, ""),
         residual_overhead(&ctx.phases, cfg, ""),
     ];
@@ -144,6 +149,63 @@ pub fn launch_headroom(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig
         check.with_hint(
             "each graph launch costs the host too much before any profiler ran: look for interception layers \
              (LD_PRELOAD, CUDA_INJECTION64_PATH, HSA_TOOLS_LIB, rocprofiler-sdk before 1.3.2) in the inventory",
+        )
+    } else {
+        check
+    }
+}
+
+/// The step-synchronous replays with the profiler off, as a server decodes: each replay's output
+/// read back before the next launch, so no queue hides the host's cost. Each step's host time
+/// against the GPU time per replay of back-to-back replays (the GPU's own time, which no host
+/// cost reaches while the queue is full): the median judges a cost every step pays, the 99th
+/// percentile a stall now and then. The message states what the host costs a step on average.
+pub fn sync_step(phases: &BTreeMap<String, PhaseReport>, cfg: &CheckConfig, label: &str) -> Check {
+    let before = phases.get("before");
+    let (Some(step), Some(gpu)) =
+        (before.and_then(|p| p.sync_step), before.and_then(|p| p.gpu_us_per_replay).filter(|g| *g > 0.0))
+    else {
+        return Check::new(
+            CheckId::SyncStep,
+            Status::Skip,
+            None,
+            None,
+            "no step-synchronous replays measured (a workload of an earlier launchguard)",
+        );
+    };
+    let median_limit = (cfg.sync_step_fail_fraction * gpu).max(cfg.sync_step_fail_us);
+    let tail_limit = (cfg.sync_tail_fail_fraction * gpu).max(cfg.sync_tail_fail_us);
+    let (over_median, over_tail) = (step.p50_us - gpu, step.p99_us - gpu);
+    let median_fails = over_median >= median_limit;
+    let tail_fails = over_tail >= tail_limit;
+    let cost = 100.0 * (step.mean_us / gpu - 1.0);
+    let mut msg = format!(
+        "{label}{cost:+.0}% per step when each step is read back: {:.1} µs a step on average against {gpu:.1} µs of \
+         GPU time per replay (p50 {:.1}, p90 {:.1}, p99 {:.1} µs over {} steps); fails at {:.1} µs over the GPU \
+         time at p50 or {:.1} µs at p99",
+        step.mean_us, step.p50_us, step.p90_us, step.p99_us, step.count, median_limit, tail_limit
+    );
+    let (status, value, limit) = match (median_fails, tail_fails) {
+        (true, _) => (Status::Fail, over_median, median_limit),
+        (false, true) => (Status::Fail, over_tail, tail_limit),
+        (false, false) => (Status::Pass, over_median, median_limit),
+    };
+    if median_fails {
+        msg.push_str(&format!(": every step pays {over_median:.1} µs over the GPU time (p50)"));
+    }
+    if tail_fails {
+        msg.push_str(&format!(
+            "{} one step in a hundred pays {over_tail:.1} µs over it (p99): steps stall",
+            if median_fails { ", and" } else { ":" }
+        ));
+    }
+    let check = Check::new(CheckId::SyncStep, status, Some(value), Some(limit), msg);
+    if status == Status::Fail {
+        check.with_hint(
+            "a server that reads each decode step's tokens before launching the next pays the host's cost of every \
+             launch in full, however far ahead back-to-back replays run: look at what runs before each graph launch \
+             (interception layers in the inventory, Python work per step, a stall now and then: a garbage collection, \
+             a lock, a log flush)",
         )
     } else {
         check
@@ -380,6 +442,94 @@ mod tests {
         assert_eq!(residual_overhead(&phases(3.1, 18.5, 36.1), &cfg, "").status, Status::Warn);
         // No change → pass.
         assert_eq!(residual_overhead(&phases(3.0, 3.5, 255.0), &cfg, "").status, Status::Pass);
+    }
+
+    /// A before-phase with step-synchronous steps and the GPU time per replay.
+    fn synced(steps: Vec<f64>, gpu: f64) -> BTreeMap<String, PhaseReport> {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "before".to_string(),
+            PhaseReport::from_samples(vec![3.0; 5], Vec::new(), Some(gpu)).with_sync(steps, Vec::new()),
+        );
+        m
+    }
+
+    #[test]
+    fn sync_step_against_the_issues_figures() {
+        let cfg = CheckConfig::default();
+        // 270 steps of 272.8 µs and 30 of 2272.8 (2 ms before every 10th launch), in launch order.
+        let every10: Vec<f64> = (1..=300).map(|i| if i % 10 == 0 { 2272.8 } else { 272.8 }).collect();
+        // (steps, GPU µs per replay, status, value, limit, per-step cost stated)
+        type Case = (Vec<f64>, f64, Status, f64, f64, &'static str);
+        let cases: Vec<Case> = vec![
+            // Healthy reference on an H200: 272.8 against 254.9 → 17.9 µs over; the limit is
+            // max(50, 0.35 × 254.9 = 89.215); 272.8 / 254.9 = 1.0702.
+            (vec![272.8; 300], 254.9, Status::Pass, 17.9, 89.215, "+7% per step"),
+            // +100 µs per launch: 373.1 → 118.2 over ≥ 89.215; 373.1 / 254.9 = 1.4637.
+            (vec![373.1; 300], 254.9, Status::Fail, 118.2, 89.215, "+46% per step"),
+            // +25 µs per launch: 302.7 → 47.8 over, below the limit.
+            (vec![302.7; 300], 254.9, Status::Pass, 47.8, 89.215, "+19% per step"),
+            // 2 ms every 10th: the median is healthy (17.9 over), p99 (between the 297th and
+            // 298th of 300 sorted steps, both stalled) is 2272.8 → 2017.9 over ≥ max(500,
+            // 0.5 × 254.9); the mean 272.8 + 30 × 2000 / 300 = 472.8, 472.8 / 254.9 = 1.8549.
+            (every10.clone(), 254.9, Status::Fail, 2017.9, 500.0, "+85% per step"),
+            // tiny (35.3 µs of GPU time): reading back costs a fixed ~20 µs, under the 50 µs floor;
+            // 55.3 / 35.3 = 1.5666.
+            (vec![55.3; 300], 35.3, Status::Pass, 20.0, 50.0, "+57% per step"),
+            // tiny with +50 µs per launch: 70 over ≥ 50; 105.3 / 35.3 = 2.983.
+            (vec![105.3; 300], 35.3, Status::Fail, 70.0, 50.0, "+198% per step"),
+            // At the limit exactly: 200 µs of GPU time, max(50, 70) = 70 over fails; just below passes.
+            (vec![270.0; 300], 200.0, Status::Fail, 70.0, 70.0, "+35% per step"),
+            (vec![269.5; 300], 200.0, Status::Pass, 69.5, 70.0, "+35% per step"),
+            // qwen3-0.6b (2124.5 µs): 2 ms every 10th is over the tail limit max(500, 1062.25).
+            (
+                (1..=300).map(|i| if i % 10 == 0 { 4154.5 } else { 2154.5 }).collect(),
+                2124.5,
+                Status::Fail,
+                2030.0,
+                1062.25,
+                "+11% per step",
+            ),
+        ];
+        for (steps, gpu, status, value, limit, cost) in cases {
+            let c = sync_step(&synced(steps, gpu), &cfg, "");
+            assert_eq!(c.status, status, "{}", c.message);
+            assert!(
+                (c.value.as_f64().unwrap() - value).abs() < 1e-6,
+                "{} vs {value}: {}",
+                c.value,
+                c.message
+            );
+            assert!(
+                (c.limit.as_f64().unwrap() - limit).abs() < 1e-6,
+                "{} vs {limit}: {}",
+                c.limit,
+                c.message
+            );
+            assert!(c.message.starts_with(cost), "{cost}: {}", c.message);
+            assert_eq!(c.hint.is_some(), status == Status::Fail, "{}", c.message);
+        }
+        // What the every-10th stall fails on is said: the tail, not the median.
+        let c = sync_step(&synced(every10, 254.9), &cfg, "");
+        assert!(
+            c.message.contains("one step in a hundred pays 2017.9 µs over it (p99): steps stall"),
+            "{}",
+            c.message
+        );
+        assert!(!c.message.contains("every step pays"), "{}", c.message);
+        // The limits are the settings' (a user's, stated): 10% and 10 µs fail the healthy run.
+        let strict =
+            CheckConfig { sync_step_fail_fraction: 0.05, sync_step_fail_us: 10.0, ..CheckConfig::default() };
+        assert_eq!(sync_step(&synced(vec![272.8; 300], 254.9), &strict, "").status, Status::Fail);
+    }
+
+    #[test]
+    fn sync_step_skips_without_steps_or_gpu_time() {
+        let cfg = CheckConfig::default();
+        // A workload of an earlier version: no step-synchronous samples.
+        assert_eq!(sync_step(&phases(4.5, 25.3, 255.2), &cfg, "").status, Status::Skip);
+        assert_eq!(sync_step(&synced(vec![272.8; 10], 0.0), &cfg, "").status, Status::Skip);
+        assert_eq!(sync_step(&BTreeMap::new(), &cfg, "").status, Status::Skip);
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub enum CheckId {
     RunAhead,
     /// Host cost left behind by a profiler session.
     ResidualOverhead,
+    /// What the host costs a step-synchronous replay (a server's decode step) over the GPU's time.
+    SyncStep,
     /// Which ranks a multi-rank run holds.
     Ranks,
     /// Whether the ranks' clocks agree.
@@ -73,7 +75,7 @@ pub enum CheckId {
 }
 
 impl CheckId {
-    const NAMED: [(CheckId, &'static str); 17] = [
+    const NAMED: [(CheckId, &'static str); 18] = [
         (CheckId::GpuActivity, "gpu_activity"),
         (CheckId::Occupancy, "occupancy"),
         (CheckId::Gaps, "gaps"),
@@ -88,6 +90,7 @@ impl CheckId {
         (CheckId::LaunchHeadroom, "launch_headroom"),
         (CheckId::RunAhead, "run_ahead"),
         (CheckId::ResidualOverhead, "residual_overhead"),
+        (CheckId::SyncStep, "sync_step"),
         (CheckId::Ranks, "ranks"),
         (CheckId::ClockAlignment, "clock_alignment"),
         (CheckId::CompareBaseline, "compare.baseline"),
@@ -243,6 +246,7 @@ mod tests {
             "launch_headroom",
             "run_ahead",
             "residual_overhead",
+            "sync_step",
             "ranks",
             "clock_alignment",
             "compare.baseline",

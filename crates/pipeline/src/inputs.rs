@@ -11,10 +11,13 @@ pub fn is_stdin(path: &Path) -> bool {
 }
 
 /// Whether a file name in a folder looks like a trace: `*.json` or `*.json.gz` (so
-/// `*.pt.trace.json(.gz)`), not the status files `check` under a launcher leaves beside its traces.
+/// `*.pt.trace.json(.gz)` and rocprofv3's `*_results.json(.gz)`), or an SQLite database (rocpd's
+/// `*.db`, an Nsight Systems `*.sqlite` export); not the status files `check` under a launcher
+/// leaves beside its traces. What a file holds is decided by its content when it is read.
 pub fn is_trace_name(path: &Path) -> bool {
     let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    (name.ends_with(".json") || name.ends_with(".json.gz")) && !name.ends_with(".status.json")
+    let json = (name.ends_with(".json") || name.ends_with(".json.gz")) && !name.ends_with(".status.json");
+    json || name.ends_with(".db") || name.ends_with(".sqlite")
 }
 
 /// The traces named, a folder standing for every trace file directly in it (sorted by name).
@@ -41,7 +44,7 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, PipelineError> {
         if found.is_empty() {
             return Err(PipelineError::Folder {
                 path: arg.display().to_string(),
-                why: "no trace (*.json, *.json.gz) in this folder".into(),
+                why: "no trace (*.json, *.json.gz, *.db, *.sqlite) in this folder".into(),
             });
         }
         found.sort();
@@ -60,6 +63,9 @@ mod tests {
             ("host_1.1.pt.trace.json", true),
             ("r.JSON.GZ", true),
             ("rank0.status.json", false),
+            ("908_results.json.gz", true),
+            ("host/4242_results.db", true),
+            ("run.sqlite", true),
             ("trace.txt", false),
         ] {
             assert_eq!(is_trace_name(Path::new(name)), want, "{name}");

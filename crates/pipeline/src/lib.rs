@@ -96,20 +96,25 @@ pub fn judge(
     settings: &Settings,
     keep: Keep,
 ) -> Result<JudgedRun, PipelineError> {
+    let job = Job { read, measure, settings, keep };
     match paths {
         [] => Err(PipelineError::NoInput),
-        [one] => judge_one(one, read, measure, settings, keep),
-        several => judge_ranks(several, read, measure, settings, keep),
+        [one] => judge_one(one, &job),
+        several => judge_ranks(several, &job),
     }
 }
 
-fn judge_one(
-    path: &Path,
-    read: &ReadOptions,
-    measure: &Options,
-    settings: &Settings,
+/// What [`judge`] was asked, handed on whole.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    read: &'a ReadOptions,
+    measure: &'a Options,
+    settings: &'a Settings,
     keep: Keep,
-) -> Result<JudgedRun, PipelineError> {
+}
+
+fn judge_one(path: &Path, job: &Job) -> Result<JudgedRun, PipelineError> {
+    let Job { read, measure, settings, keep } = *job;
     let (trace, notice) = read_trace(path, read)?;
     let figures = analyze(&trace, measure)?;
     usable(&figures, path)?;
@@ -121,7 +126,7 @@ fn judge_one(
         judged: Judged::One(Box::new(launchguard_judge::analysis(figures, settings))),
         drawing,
         inputs: vec![(None, path.to_path_buf())],
-        notices: notice.into_iter().collect(),
+        notices: notice,
     })
 }
 
@@ -130,16 +135,11 @@ struct Measured {
     part: RankPart,
     findings: Option<Findings>,
     path: PathBuf,
-    notice: Option<String>,
+    notice: Vec<String>,
 }
 
-fn judge_ranks(
-    paths: &[PathBuf],
-    read: &ReadOptions,
-    measure: &Options,
-    settings: &Settings,
-    keep: Keep,
-) -> Result<JudgedRun, PipelineError> {
+fn judge_ranks(paths: &[PathBuf], job: &Job) -> Result<JudgedRun, PipelineError> {
+    let Job { read, measure, settings, keep } = *job;
     if measure.within.is_some() {
         return Err(PipelineError::WithinRanks);
     }
@@ -187,17 +187,25 @@ fn judge_ranks(
     })
 }
 
-/// Reads one trace; a trace cut short is read up to the cut, and said so.
-fn read_trace(path: &Path, read: &ReadOptions) -> Result<(Trace, Option<String>), PipelineError> {
+/// Reads one trace; a trace cut short is read up to the cut, and said so, as is what the reader of
+/// another format noticed (a recording that cannot show something).
+fn read_trace(path: &Path, read: &ReadOptions) -> Result<(Trace, Vec<String>), PipelineError> {
     let trace = launchguard_trace::read_limited(path, read.parser, &read.limits)?;
-    let notice = trace.truncated.as_ref().map(|why| {
-        format!(
-            "{} is truncated ({why}); analyzing the {} complete events read",
-            trace.source.path.display(),
-            trace.timeline.events
-        )
-    });
-    Ok((trace, notice))
+    let mut notices: Vec<String> = trace
+        .truncated
+        .as_ref()
+        .map(|why| {
+            format!(
+                "{} is truncated ({why}); analyzing the {} complete events read",
+                trace.source.path.display(),
+                trace.timeline.events
+            )
+        })
+        .into_iter()
+        .collect();
+    let shown = trace.source.path.display();
+    notices.extend(trace.timeline.meta.notes.iter().map(|n| format!("{shown}: {n}")));
+    Ok((trace, notices))
 }
 
 /// A trace without GPU activity cannot show a starved GPU: it is unusable input, not 0% occupancy.

@@ -123,7 +123,7 @@ fn lanes(spans: impl Iterator<Item = Span>) -> Vec<usize> {
 }
 
 fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
+    crate::escape::json(&serde_json::to_string(s).expect("strings serialize")).into_owned()
 }
 
 fn meta(name: &str, tid: u64, args: &str) -> String {

@@ -1,7 +1,8 @@
 //! The tables as CSV files with a header row, for pandas or a spreadsheet (`--csv DIR`):
 //! `kernels.csv` (every row of the kernel table, each scope), `replays.csv`, `gaps.csv` (every idle
 //! gap, from the spans the analysis measured) and, with several ranks, `ranks.csv`. Each file is
-//! written atomically; times are µs as in the JSON, names in full.
+//! written atomically; times are µs as in the JSON, names in full but escaped and never a formula
+//! ([`crate::escape::csv_cell`]).
 
 use launchguard_analysis::kernels::KernelRow;
 use launchguard_analysis::model::Analysis;
@@ -40,6 +41,30 @@ fn parts<'a>(view: &View<'a>) -> Vec<Part<'a>> {
     }
 }
 
+/// A CSV table being written: every cell through [`crate::escape::csv_cell`] (escaped, formulas
+/// neutralized), the same for every table launchguard writes.
+pub(crate) struct Table(csv::Writer<Vec<u8>>);
+
+impl Table {
+    pub(crate) fn new() -> Self {
+        Table(csv::Writer::from_writer(Vec::new()))
+    }
+
+    /// Writes one row.
+    pub(crate) fn row<I, S>(&mut self, cells: I) -> csv::Result<()>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.0.write_record(cells.into_iter().map(|c| crate::escape::csv_cell(c.as_ref()).into_owned()))
+    }
+
+    /// The table's bytes.
+    pub(crate) fn finish(self) -> Result<Vec<u8>> {
+        Ok(self.0.into_inner()?)
+    }
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, |x| x.to_string())
 }
@@ -63,8 +88,8 @@ pub(crate) fn tables(view: &View<'_>) -> Result<Vec<(&'static str, Vec<u8>)>> {
 }
 
 fn kernels(parts: &[Part<'_>]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mut w = Table::new();
+    w.row([
         "rank",
         "scope",
         "device",
@@ -85,7 +110,7 @@ fn kernels(parts: &[Part<'_>]) -> Result<Vec<u8>> {
         |p: &Part<'_>, scope: &str, device: &str, stream: &str, graph: &str, kernels: &[KernelRow]| {
             let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
             for (k, short) in kernels.iter().zip(names::distinct(&names)) {
-                w.write_record([
+                w.row([
                     rank(p),
                     scope.to_string(),
                     device.to_string(),
@@ -118,12 +143,12 @@ fn kernels(parts: &[Part<'_>]) -> Result<Vec<u8>> {
             rows(p, "graph", "", "", &g.graph.to_string(), &g.kernels)?;
         }
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }
 
 fn replays(parts: &[Part<'_>]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mut w = Table::new();
+    w.row([
         "rank",
         "index",
         "correlation",
@@ -138,7 +163,7 @@ fn replays(parts: &[Part<'_>]) -> Result<Vec<u8>> {
     ])?;
     for p in parts {
         for r in &p.analysis.replays {
-            w.write_record([
+            w.row([
                 rank(p),
                 r.index.to_string(),
                 r.correlation.map_or_else(String::new, |c| c.to_string()),
@@ -153,18 +178,18 @@ fn replays(parts: &[Part<'_>]) -> Result<Vec<u8>> {
             ])?;
         }
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }
 
 fn gaps(parts: &[Part<'_>]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["rank", "device", "start_us", "end_us", "length_us", "over_threshold"])?;
+    let mut w = Table::new();
+    w.row(["rank", "device", "start_us", "end_us", "length_us", "over_threshold"])?;
     let micros = |ns: i64| launchguard_trace::time::format_ns_as_micros(ns);
     for p in parts {
         let Some(f) = p.findings else { continue };
         for d in &f.devices {
             for &(s, e) in &d.gaps {
-                w.write_record([
+                w.row([
                     rank(p),
                     d.label.clone(),
                     micros(s),
@@ -175,12 +200,12 @@ fn gaps(parts: &[Part<'_>]) -> Result<Vec<u8>> {
             }
         }
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }
 
 fn ranks(r: &launchguard_judge::RanksReport) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mut w = Table::new();
+    w.row([
         "rank",
         "verdict",
         "window",
@@ -198,7 +223,7 @@ fn ranks(r: &launchguard_judge::RanksReport) -> Result<Vec<u8>> {
     for k in &r.ranks {
         for (window, f) in [("own", Some(&k.whole)), ("common", k.common.as_ref())] {
             let Some(f) = f else { continue };
-            w.write_record([
+            w.row([
                 k.rank.to_string(),
                 k.verdict.as_str().to_string(),
                 window.to_string(),
@@ -215,5 +240,5 @@ fn ranks(r: &launchguard_judge::RanksReport) -> Result<Vec<u8>> {
             ])?;
         }
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }

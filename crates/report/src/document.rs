@@ -10,9 +10,9 @@ use serde::Serialize;
 pub struct Document(String);
 
 impl Document {
-    /// Serializes `result`.
+    /// Serializes `result`, every character that could drive a terminal as a `\u` escape.
     pub fn of<T: Serialize + ?Sized>(result: &T) -> serde_json::Result<Self> {
-        serde_json::to_string_pretty(result).map(Document)
+        serde_json::to_string_pretty(result).map(|text| Document(crate::escape::json(&text).into_owned()))
     }
 
     /// The pretty-printed text, without a final line feed.

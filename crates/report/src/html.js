@@ -68,6 +68,10 @@
     this.svg = box.querySelector("svg.timeline");
     this.data = JSON.parse(box.querySelector("script.tldata").textContent);
     this.view = this.data.view.slice();
+    // Many rows (many ranks): one set of them at a time, picked in the bar; only it is drawn.
+    this.page = 0;
+    var pick = box.querySelector("select.tlpage");
+    if (pick) pick.addEventListener("change", function () { self.page = +pick.value; self.draw(); });
     this.svg.addEventListener("wheel", function (ev) {
       var p = self.point(ev);
       if (!p.inside) return;
@@ -126,7 +130,9 @@
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     var y = AXIS_H, rows = el("g", { "class": "rows" }), self = this;
     this.rowY = [];
-    d.rows.forEach(function (r, ri) {
+    var shown = d.pages ? d.pages[this.page][1] : d.rows.map(function (_, i) { return i; });
+    shown.forEach(function (ri) {
+      var r = d.rows[ri];
       self.rowY.push([y, y + r.h, ri]);
       rows.appendChild(el("text", { "class": "rowlabel" + (r.small ? " small" : ""), x: LABEL_W - 6, y: r1(y + r.h / 2 + 4), "text-anchor": "end" }, r.label));
       rows.appendChild(el("rect", { "class": "lane", x: LABEL_W, y: r1(y), width: r1(pw), height: r.h }));

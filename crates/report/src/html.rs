@@ -4,6 +4,7 @@
 //! cost per phase side by side. With several ranks, a table of the ranks and the figures that
 //! compare them come first, and the trace sections below say which rank they show.
 
+use crate::escape::one_line;
 use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
 use launchguard_analysis::model::Analysis;
@@ -18,12 +19,14 @@ use crate::{value_text, View};
 
 /// The HTML page of a run.
 pub(crate) fn run(view: &View<'_>) -> String {
-    // Every rank's spans, when the view has them: each rank gets its own detail, and the
-    // ranks are drawn on one clock.
-    let spans = view.ranks.as_ref().and_then(|r| r.drawn).map(|d| d.across);
+    // Every rank's spans, when the view has them: the ranks are drawn on one clock, and each rank
+    // gets its own detail — past [`DETAIL_RANKS`], the worst rank and one rank of each group of
+    // alike ranks (every rank stays in the tables and the ranks timeline).
+    let spans = view.ranks.as_ref().and_then(|r| r.drawn);
     let mut details = Vec::new();
     if let Some(r) = &view.ranks {
-        for k in &r.analysis.ranks {
+        let detailed = detailed_ranks(r.analysis);
+        for k in r.analysis.ranks.iter().filter(|k| detailed.contains(&k.rank)) {
             if let Some(findings) = r.findings_of(k.rank) {
                 details.push(RankDetail {
                     rank: k.rank,
@@ -35,6 +38,31 @@ pub(crate) fn run(view: &View<'_>) -> String {
         }
     }
     page(view, view.findings, &details, spans).into_string()
+}
+
+/// Ranks whose every section the page holds, up to this many ranks; past it, the worst rank and
+/// one rank of each of the first [`GROUPS_DETAILED`] groups of alike ranks.
+const DETAIL_RANKS: usize = 8;
+/// Groups of alike ranks one rank of which is drawn in detail.
+const GROUPS_DETAILED: usize = 4;
+/// The embedded result document is left out past this size (the JSON output has it).
+const MAX_DOCUMENT: usize = 4 << 20;
+
+/// The ranks drawn in detail.
+fn detailed_ranks(r: &RanksReport) -> Vec<u64> {
+    if r.ranks.len() <= DETAIL_RANKS {
+        return r.ranks.iter().map(|k| k.rank).collect();
+    }
+    let mut out = vec![r.across.worst_rank];
+    for g in crate::ranks_table::groups(r).iter().take(GROUPS_DETAILED) {
+        if let Some(&first) = g.ranks.first() {
+            if !g.ranks.contains(&r.across.worst_rank) {
+                out.push(first);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// One rank's trace, ready to draw.
@@ -52,8 +80,9 @@ fn page(
     view: &View<'_>,
     f: Option<&Findings>,
     details: &[RankDetail<'_>],
-    spans: Option<&RanksSpans>,
+    drawn: Option<crate::RanksDrawn<'_>>,
 ) -> Markup {
+    let spans = drawn.map(|d| d.across);
     let verdict = view.verdict.as_str();
     let title = match (&view.ranks, view.analysis) {
         (Some(r), _) => format!(
@@ -66,12 +95,13 @@ fn page(
             "launchguard {}: {} — {}",
             view.command,
             verdict.to_uppercase(),
-            file_name(&a.source.path)
+            one_line(file_name(&a.source.path))
         ),
         (None, None) => format!("launchguard {}: {}", view.command, verdict.to_uppercase()),
     };
     // The result document, for whoever wants the numbers; `</` escaped so it cannot end the script.
-    let document = view.document.compact().replace("</", "<\\/");
+    let document = crate::escape::json(&view.document.compact()).replace("</", "<\\/");
+    let embedded = document.len() <= MAX_DOCUMENT;
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -93,8 +123,15 @@ fn page(
                 }
                 @if let Some(r) = &view.ranks {
                     (ranks(r.analysis))
-                    @if let Some(spans) = spans { (ranks_timeline(spans)) }
+                    @if let Some(d) = drawn { (ranks_timeline(d.across, d.ranks, r.analysis)) }
                     (checks(view))
+                    @if details.len() < r.analysis.ranks.len() && !details.is_empty() {
+                        p.note {
+                            "Drawn in detail below: the worst rank and one rank of each group of alike ranks ("
+                            (details.iter().map(|d| format!("rank {}", d.rank)).collect::<Vec<_>>().join(", "))
+                            "); every rank is in the tables and the ranks timeline above, and in the JSON and CSV."
+                        }
+                    }
                     @if !details.is_empty() {
                         @for d in details {
                             section.rank id=(format!("rank-{}", d.rank)) {
@@ -126,11 +163,15 @@ fn page(
                 @if !view.phases.is_empty() { (phases(view)) }
                 @if let (Some(a), None) = (view.analysis, &view.ranks) {
                     @if !a.warnings.is_empty() {
-                        section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (w) } } } }
+                        section { h2 { "Warnings" } ul.warnings { @for w in &a.warnings { li { (one_line(w)) } } } }
                     }
                 }
-                footer { "launchguard " (env!("CARGO_PKG_VERSION")) " · the numbers behind this page are in the JSON document embedded in it (#launchguard-document)" }
-                script type="application/json" id="launchguard-document" { (PreEscaped(document)) }
+                @if embedded {
+                    footer { "launchguard " (env!("CARGO_PKG_VERSION")) " · the numbers behind this page are in the JSON document embedded in it (#launchguard-document)" }
+                    script type="application/json" id="launchguard-document" { (PreEscaped(document)) }
+                } @else {
+                    footer { "launchguard " (env!("CARGO_PKG_VERSION")) " · the numbers behind this page (" (human_bytes(document.len() as u64)) " of JSON, too large to embed) are in --format json" }
+                }
                 script { (PreEscaped(SCRIPT)) }
             }
         }
@@ -165,29 +206,34 @@ fn source_line(a: &Analysis) -> Markup {
         .devices
         .iter()
         .map(|d| match &d.name {
-            Some(n) => format!("GPU {} ({n})", d.device),
-            None => format!("GPU {}", d.device),
+            Some(n) => format!("GPU {} ({})", one_line(&d.device), one_line(n)),
+            None => format!("GPU {}", one_line(&d.device)),
         })
         .collect();
     html! {
         p.source {
-            code { (s.path) } " · " (human_bytes(s.bytes)) @if s.gzip { " gzip" } " · " (s.events) " events"
-            @if let Some(p) = &a.trace.profiler { " · " (p) }
+            code { (one_line(&s.path)) } " · " (human_bytes(s.bytes)) @if s.gzip { " gzip" } " · " (s.events) " events"
+            @if let Some(p) = &a.trace.profiler { " · " (one_line(p)) }
             @if let (Some(r), Some(w)) = (a.trace.rank, a.trace.world_size) { " · rank " (r) " of " (w) }
             @if !devices.is_empty() { " · " (devices.join(", ")) }
-            @if let Some(w) = &a.within { " · within spans matching " code { (w) } }
+            @if let Some(w) = &a.within { " · within spans matching " code { (one_line(w)) } (crate::terminal::within_mode(a)) }
         }
     }
 }
 
 /// The ranks' traces, for the header of a multi-rank page.
 fn ranks_source_line(r: &RanksReport) -> Markup {
+    let bytes: u64 = r.ranks.iter().map(|k| k.analysis.figures.source.bytes).sum();
+    let events: u64 = r.ranks.iter().map(|k| k.analysis.figures.source.events).sum();
     html! {
         p.source {
             (crate::ranks_table::headline(r))
-            @for k in &r.ranks {
+            @if r.ranks.len() > DETAIL_RANKS {
+                " · " (r.ranks.len()) " traces, " (human_bytes(bytes)) ", " (events) " events (each rank's file: the JSON, the CSV)"
+            }
+            @for k in r.ranks.iter().filter(|_| r.ranks.len() <= DETAIL_RANKS) {
                 @let s = &k.analysis.figures.source;
-                " · rank " (k.rank) " " code { (file_name(&s.path)) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
+                " · rank " (k.rank) " " code { (one_line(file_name(&s.path))) } " (" (human_bytes(s.bytes)) @if s.gzip { " gzip" } ", " (s.events) " events)"
             }
         }
     }
@@ -202,10 +248,36 @@ fn ranks(r: &RanksReport) -> Markup {
     html! {
         section #ranks {
             h2 { "Ranks" }
+            @if r.ranks.len() > crate::ranks_table::RANKS_SIDE_BY_SIDE { (distribution(r)) }
             p.note { (t.note) }
-            // Two tables side by side in meaning, one under the other on the page: the figures
-            // where the verdicts are judged, then each rank's own window and launches; each fits
-            // an 800 px page.
+            // Many ranks: folded under the distribution (every rank stays one click away).
+            @if r.ranks.len() > crate::ranks_table::RANKS_SIDE_BY_SIDE {
+                details.ranks { summary { "Each rank (" (r.ranks.len()) " rows)" } (rank_tables(&t)) }
+            } @else {
+                (rank_tables(&t))
+            }
+            p.note { "Across ranks:" }
+            table.checks {
+                tbody {
+                    @for (label, text) in crate::ranks_table::across(r) {
+                        tr { th { (label) } td { (text) } }
+                    }
+                }
+            }
+            @if !r.warnings.is_empty() {
+                ul.warnings {
+                    @for w in r.warnings.iter().take(MAX_WARNINGS) { li { (one_line(w)) } }
+                    @if r.warnings.len() > MAX_WARNINGS { li { (r.warnings.len() - MAX_WARNINGS) " more (the JSON lists them)" } }
+                }
+            }
+        }
+    }
+}
+
+/// The per-rank tables: the figures the verdicts are judged on, then each rank's own window and
+/// launches; each fits an 800 px page.
+fn rank_tables(t: &crate::ranks_table::Table) -> Markup {
+    html! {
             @for (part, cols) in [(0, 0..FIRST.min(t.columns.len())), (1, FIRST.min(t.columns.len())..t.columns.len())] {
                 div.scroll { table.checks.ranks {
                     thead { tr {
@@ -226,18 +298,54 @@ fn ranks(r: &RanksReport) -> Markup {
                     }
                 } }
             }
-            p.note { "Across ranks:" }
-            table.checks {
-                tbody {
-                    @for (label, text) in crate::ranks_table::across(r) {
-                        tr { th { (label) } td { (text) } }
+    }
+}
+
+/// Warnings listed on the page; the rest are counted.
+const MAX_WARNINGS: usize = 20;
+
+/// Many ranks at a glance: each figure's distribution across ranks with the worst ranks, and the
+/// groups of alike ranks.
+fn distribution(r: &RanksReport) -> Markup {
+    use crate::ranks_table::{self as rt, rank_list};
+    let groups = rt::groups(r);
+    html! {
+        p.note { "Across the " (r.ranks.len()) " ranks (each rank's own row follows): min, median, p90 and max of each figure (nearest rank), and the ranks at its worse end." }
+        div.scroll { table.checks {
+            thead { tr { th { "figure" } th.num { "min" } th.num { "median" } th.num { "p90" } th.num { "max" } th { "worst ranks" } } }
+            tbody {
+                @for f in rt::judged_figures(r).iter().chain(&rt::own_figures(r)).filter(|f| !f.values.is_empty()) {
+                    @if let Some(d) = f.distribution() {
+                        @let (worst, more) = f.worst(3);
+                        tr {
+                            td { (f.label()) }
+                            @for v in [d.min, d.median, d.p90, d.max] { td.num { (f.cell(v)) } }
+                            td {
+                                @if d.min != d.max && !worst.is_empty() {
+                                    (worst.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+                                    @if more > 0 { " and " (more) " more alike" }
+                                }
+                            }
+                        }
                     }
                 }
             }
-            @if !r.warnings.is_empty() {
-                ul.warnings { @for w in &r.warnings { li { (w) } } }
+        } }
+        p.note { "Ranks alike (one verdict; occupancy excluding waiting within " (rt::ALIKE_POINTS) " point; waiting and launch median within " (rt::ALIKE_RATIO) "×): " (groups.len()) " group(s)." }
+        div.scroll { table.checks {
+            thead { tr { th { "verdict" } th.num { "ranks" } th.num { "occupancy excl. waiting" } th { "which" } } }
+            tbody {
+                @for g in groups.iter().take(20) {
+                    @let v = g.verdict.as_str();
+                    tr class=(format!("s-{v}")) {
+                        td { span class=(format!("pill p-{v}")) { (v) } }
+                        td.num { (g.ranks.len()) }
+                        td.num { (format!("{:.1}–{:.1}%", g.occupancy.0 * 100.0, g.occupancy.1 * 100.0)) }
+                        td { (rank_list(&g.ranks, 12)) }
+                    }
+                }
             }
-        }
+        } }
     }
 }
 
@@ -277,7 +385,7 @@ fn figures(a: &Analysis) -> Markup {
                 div.card {
                     div.k { "replays" }
                     div.v { (r.count) }
-                    div.s { (r.kernels_mode.map_or("no".to_string(), |k| k.to_string())) " GPU activities each; launch→first kernel p50 " (opt_us(r.latency_p50_us)) ", GPU span p50 " (opt_us(r.gpu_span_p50_us)) }
+                    div.s { (crate::terminal::replay_kernels(a)) "; launch→first kernel p50 " (opt_us(r.latency_p50_us)) ", GPU span p50 " (opt_us(r.gpu_span_p50_us)) }
                 }
             }
         }
@@ -411,7 +519,16 @@ fn timelines(a: &Analysis, f: &Findings, whose: &str, rank: Option<(&RankSpans, 
         }
         _ => domain,
     };
-    let timeline = tl::Timeline { origin: t0, domain, view, rows, presets, lines: Vec::new() };
+    let timeline = tl::Timeline {
+        origin: t0,
+        domain,
+        view,
+        rows,
+        presets,
+        lines: Vec::new(),
+        pages: Vec::new(),
+        lazy: false,
+    };
     let over: u64 = a.devices.iter().map(|d| d.figures.gaps.over_threshold).sum();
     let title = if whose.is_empty() { "GPU timeline".to_string() } else { format!("GPU timeline, {whose}") };
     html! {
@@ -436,7 +553,10 @@ fn timelines(a: &Analysis, f: &Findings, whose: &str, rank: Option<(&RankSpans, 
 
 /// Each activity of a device as `[start, end, name index]` after `origin`, with the names
 /// shortened for display.
-fn kernel_names(named: &launchguard_analysis::spans::Named, origin: i64) -> (Vec<i64>, Vec<String>) {
+pub(crate) fn kernel_names(
+    named: &launchguard_analysis::spans::Named,
+    origin: i64,
+) -> (Vec<i64>, Vec<String>) {
     let items = named.items.iter().flat_map(|&(s, e, i)| [s - origin, e - origin, i64::from(i)]).collect();
     let full: Vec<&str> = named.names.iter().map(String::as_str).collect();
     (items, crate::names::distinct(&full))
@@ -456,23 +576,59 @@ fn runs(spans: &[Span], extent: i64) -> Vec<Span> {
     out
 }
 
+/// Ranks drawn in the ranks timeline with their three rows and kernel names; past it, one row of
+/// each rank's busy time and one of its waiting, as the busy fraction of fixed columns.
+const FULL_RANK_ROWS: usize = 8;
+/// Ranks shown at once in the ranks timeline; more are picked page by page.
+const RANKS_PER_PAGE: usize = 64;
+
 /// Every rank one above the other on the common clock: compute, collectives without their
-/// waiting, and waiting for peers, first over the common window (where the verdicts are judged).
-fn ranks_timeline(spans: &RanksSpans) -> Markup {
+/// waiting, and waiting for peers, first over the common window (where the verdicts are judged);
+/// kernel names on hover. Many ranks: each rank's busy time and waiting as the busy fraction of
+/// fixed columns, 64 ranks at a time, chosen in a picker (the worst first, then by rank).
+fn ranks_timeline(spans: &RanksSpans, own: &[(u64, Findings)], r: &RanksReport) -> Markup {
     let Some((lo, hi)) = spans.extent() else { return html! {} };
     let origin = spans.common.map_or(lo, |c| c.0);
     let domain = (lo - origin, hi - origin);
     let view = spans.common.map_or(domain, |(s, e)| (s - origin, e - origin));
+    let many = spans.ranks.len() > FULL_RANK_ROWS;
     let mut rows = Vec::new();
     for k in &spans.ranks {
-        rows.push(Row::coverage(
-            format!("rank {} compute", k.rank),
-            "busy",
-            24.0,
-            &k.compute,
-            origin,
-            domain,
-        ));
+        if many {
+            // Fewer columns for more ranks: the page stays under a few MB at 1,000 ranks.
+            let columns = if spans.ranks.len() > RANKS_PER_PAGE { 512 } else { 2048 };
+            let mut busy: Vec<Span> =
+                intervals::union(k.compute.iter().chain(&k.collectives).copied().collect());
+            busy = intervals::gaps(&k.waiting, &busy);
+            let mut b = tl::Row::coverage_columns(
+                format!("rank {}", k.rank),
+                "busy",
+                10.0,
+                &busy,
+                origin,
+                domain,
+                columns,
+            );
+            b.gap = 0.0;
+            rows.push(b);
+            let mut w =
+                tl::Row::coverage_columns(String::new(), "wait", 4.0, &k.waiting, origin, domain, columns);
+            w.small = true;
+            w.gap = 3.0;
+            rows.push(w);
+            continue;
+        }
+        let mut compute =
+            Row::coverage(format!("rank {} compute", k.rank), "busy", 24.0, &k.compute, origin, domain);
+        // Kernel names on hover, from the rank's own trace moved onto the common clock.
+        if let Some((_, f)) = own.iter().find(|(rank, _)| *rank == k.rank) {
+            compute.names = f
+                .devices
+                .iter()
+                .find_map(|d| d.named.as_ref())
+                .map(|n| kernel_names(n, origin - k.offset_ns));
+        }
+        rows.push(compute);
         let mut c = Row::coverage("collectives".into(), "coll", 12.0, &k.collectives, origin, domain);
         c.small = true;
         rows.push(c);
@@ -481,6 +637,27 @@ fn ranks_timeline(spans: &RanksSpans) -> Markup {
         w.gap = 10.0;
         rows.push(w);
     }
+    let mut pages = Vec::new();
+    if many && spans.ranks.len() > RANKS_PER_PAGE {
+        let index: Vec<u64> = spans.ranks.iter().map(|k| k.rank).collect();
+        let rows_of = |ranks: &[u64]| -> Vec<usize> {
+            ranks
+                .iter()
+                .filter_map(|r| index.iter().position(|x| x == r))
+                .flat_map(|i| [2 * i, 2 * i + 1])
+                .collect()
+        };
+        let occ = &crate::ranks_table::judged_figures(r)[0];
+        let mut worst: Vec<(u64, f64)> = occ.values.clone();
+        worst.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let mut worst: Vec<u64> = worst.iter().take(RANKS_PER_PAGE).map(|x| x.0).collect();
+        worst.sort_unstable();
+        pages.push((format!("the {} ranks with the lowest occupancy", worst.len()), rows_of(&worst)));
+        for chunk in index.chunks(RANKS_PER_PAGE) {
+            let label = format!("ranks {}–{}", chunk[0], chunk[chunk.len() - 1]);
+            pages.push((label, rows_of(chunk)));
+        }
+    }
     let mut presets = Vec::new();
     let mut lines = Vec::new();
     if let Some((s, e)) = spans.common {
@@ -488,14 +665,20 @@ fn ranks_timeline(spans: &RanksSpans) -> Markup {
         lines.push((0, "common window starts".to_string()));
         lines.push((e - origin, "common window ends".to_string()));
     }
-    let timeline = tl::Timeline { origin, domain, view, rows, presets, lines };
+    let timeline = tl::Timeline { origin, domain, view, rows, presets, lines, pages, lazy: many };
     html! {
         section #ranks-timeline {
             h2 { "Ranks timeline" }
             p.note {
                 "Every rank on one clock, "
                 @if spans.common.is_some() { "shown over the common window (0 is its start; zoom out with “whole” to see what came before)" } @else { "over all the ranks' activity" }
-                ". " span.key.busykey {} " compute, " span.key.collkey {} " collectives, " span.key.waitkey {} " collectives waiting for a peer (not counted as busy where the verdict is judged)"
+                ". "
+                @if many {
+                    span.key.busykey {} " busy (compute and collectives, waiting left out), " span.key.waitkey {} " collectives waiting for a peer, as the busy fraction of each column; each rank's kernels are in its detail below and in the JSON"
+                    @if spans.ranks.len() > RANKS_PER_PAGE { "; " (RANKS_PER_PAGE) " ranks at a time (“show”)" }
+                } @else {
+                    span.key.busykey {} " compute (hover for the kernel), " span.key.collkey {} " collectives, " span.key.waitkey {} " collectives waiting for a peer (not counted as busy where the verdict is judged)"
+                }
                 @if !spans.waits_split { "; the clocks look unaligned, so no waiting is split out" }
                 "."
             }
@@ -520,7 +703,7 @@ fn kernel_table(rows: &[KernelRow]) -> Markup {
             tbody {
                 @for (r, name) in rows.iter().zip(&short).take(KERNEL_ROWS) {
                     tr {
-                        td.kname title=(r.name) { code { (name) } }
+                        td.kname title=(one_line(&r.name)) { code { (name) } }
                         td.num data-v=(r.share) { (format!("{:.1}%", r.share * 100.0)) }
                         td.num data-v=(r.total_us) { (human_us(r.total_us)) }
                         td.num data-v=(r.count) { (r.count) }
@@ -829,7 +1012,7 @@ mod tests {
         }
         assert!(
             ranks.contains(
-                "<th>straggler</th><td>none (last to start on the GPU: rank 0 in 0, rank 1 in 2 of 2 replays)</td>"
+                "<th>straggler</th><td>none (last to start on the GPU: rank 1 in 2 of 2 replays)</td>"
             ),
             "{ranks}"
         );

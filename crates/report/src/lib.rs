@@ -10,6 +10,7 @@ mod csv_tables;
 pub mod document;
 pub mod error;
 pub mod escape;
+pub mod fit;
 mod html;
 mod junit;
 mod linkage_terminal;
@@ -29,7 +30,7 @@ use launchguard_judge::{Check, Verdict};
 
 pub use document::Document;
 pub use error::ReportError;
-pub use render::{render, Doc, Kind, Rendered};
+pub use render::{render, render_fitted, Doc, Kind, Rendered};
 
 /// One phase of a `check` run (profiler off before, on, off after): its samples and summary.
 #[derive(Debug, Clone, Copy)]

@@ -85,11 +85,19 @@ fn trace_line_of(out: &mut String, a: &launchguard_analysis::Analysis) {
     let name = a.source.path.rsplit('/').next().unwrap_or(&a.source.path);
     let _ = writeln!(
         out,
-        "Trace `{}`: {} events{}\n",
-        name.replace('`', "'"),
+        "Trace `{}`: {} events{}{}\n",
+        crate::escape::one_line(name).replace('`', "'"),
         a.source.events,
         match &a.trace.profiler {
             Some(p) => format!(", {}", cell(p)),
+            None => String::new(),
+        },
+        match &a.within {
+            Some(w) => format!(
+                "; within annotation spans matching `{}`{}",
+                crate::escape::one_line(w).replace('`', "'"),
+                crate::terminal::within_mode(a)
+            ),
             None => String::new(),
         }
     );
@@ -150,10 +158,10 @@ pub(crate) fn status_badge(s: Status) -> &'static str {
 
 /// Text safe inside a table cell: no line breaks, no table or HTML syntax, no emphasis.
 pub(crate) fn cell(s: &str) -> String {
+    let s = crate::escape::one_line(s);
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
-            '\n' | '\r' => out.push(' '),
             '|' | '\\' | '<' | '>' | '*' | '_' | '`' | '[' | ']' => {
                 out.push('\\');
                 out.push(ch);
@@ -245,9 +253,9 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
         rows.push((
             "replays".into(),
             format!(
-                "{}{}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
+                "{}, {}: launch→first kernel p50 {}, GPU span p50 {}, idle before p50 {}",
                 r.count,
-                r.kernels_mode.map_or(String::new(), |k| format!(" × {k} GPU activities")),
+                crate::terminal::replay_kernels(a),
                 opt_us(r.latency_p50_us),
                 opt_us(r.gpu_span_p50_us),
                 opt_us(r.idle_before_p50_us)
@@ -341,7 +349,7 @@ mod tests {
         assert!(
             md.contains(
                 // Rank 1 starts both replays last, but 5 µs apart: no rank waits for it.
-                "\n- **straggler**: none (last to start on the GPU: rank 0 in 0, rank 1 in 2 of 2 replays)\n"
+                "\n- **straggler**: none (last to start on the GPU: rank 1 in 2 of 2 replays)\n"
             ),
             "{md}"
         );

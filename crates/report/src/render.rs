@@ -18,8 +18,9 @@ pub enum Doc<'a> {
     /// `analyze` or `check`: one trace or the ranks of a run, judged
     /// (`launchguard.analysis/1`, `launchguard.analysis-ranks/1`, `launchguard.check/1`).
     Run(&'a View<'a>),
-    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces.
-    Compare(&'a Comparison, Option<[compare::html::TraceSide<'a>; 2]>),
+    /// `compare` (`launchguard.compare/1`), with the traces to draw when it compared traces: one
+    /// baseline–current pair per rank, the ranks of a regression first.
+    Compare(&'a Comparison, Option<&'a [[compare::html::TraceSide<'a>; 2]]>),
     /// `linkage` (`launchguard.linkage/1`), with what its policy forbids.
     Linkage(&'a LinkageReport, &'a [String]),
     /// `selftest` (`launchguard.selftest/1`).
@@ -87,10 +88,17 @@ impl Rendered {
     }
 }
 
-/// Renders `doc` as `kind`.
+/// Renders `doc` as `kind`; the readable report [`crate::fit::DEFAULT_WIDTH`] columns wide.
 pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
+    render_fitted(doc, kind, crate::fit::DEFAULT_WIDTH)
+}
+
+/// Renders `doc` as `kind`, the readable report fitted to `cols` columns (the other formats do not
+/// depend on it). Every readable format passes, last, through [`crate::escape::printable`]:
+/// whatever a renderer forgot to escape reaches no terminal raw.
+pub fn render_fitted(doc: &Doc<'_>, kind: Kind, cols: usize) -> Result<Rendered> {
     let bytes = match (kind, doc) {
-        (Kind::Text, Doc::Run(v)) => run_text(v).into_bytes(),
+        (Kind::Text, Doc::Run(v)) => run_text(v, cols).into_bytes(),
         (Kind::Text, Doc::Compare(c, _)) => compare::render_terminal(c).into_bytes(),
         (Kind::Text, Doc::Linkage(r, forbidden)) => linkage_terminal::render(r, forbidden).into_bytes(),
         (Kind::Text, Doc::Selftest(r)) => selftest_terminal::render(r).into_bytes(),
@@ -110,21 +118,30 @@ pub fn render(doc: &Doc<'_>, kind: Kind) -> Result<Rendered> {
             return Err(ReportError::Unsupported { kind: kind.name(), doc: doc.name() })
         }
     };
+    let bytes = match (kind, String::from_utf8(bytes)) {
+        (Kind::Json, Ok(text)) => text.into_bytes(),
+        (_, Ok(text)) => match crate::escape::printable(&text) {
+            std::borrow::Cow::Borrowed(_) => text.into_bytes(),
+            std::borrow::Cow::Owned(safe) => safe.into_bytes(),
+        },
+        (_, Err(e)) => e.into_bytes(),
+    };
     Ok(Rendered::Bytes(bytes))
 }
 
 /// The readable report of a run: one trace's report; with several ranks, the ranks side by side
 /// (for `check`, followed by rank 0's trace and every check).
-fn run_text(v: &View<'_>) -> String {
+fn run_text(v: &View<'_>, cols: usize) -> String {
     match (&v.ranks, v.command) {
-        (Some(r), "analyze") => ranks_terminal::render(r.analysis),
-        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis), terminal::run(v)),
-        (None, _) => terminal::run(v),
+        (Some(r), "analyze") => ranks_terminal::render(r.analysis, cols),
+        (Some(r), _) => format!("{}\n{}", ranks_terminal::render(r.analysis, cols), terminal::run(v, cols)),
+        (None, _) => terminal::run(v, cols),
     }
 }
 
 fn pretty<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
+    let text = serde_json::to_string_pretty(value)?;
+    let mut bytes = crate::escape::json(&text).into_owned().into_bytes();
     bytes.push(b'\n');
     Ok(bytes)
 }

@@ -59,7 +59,7 @@ pub fn render(r: &SelftestReport) -> String {
             let _ = writeln!(
                 out,
                 "smallest delay detected: {d} µs per launch{}",
-                if r.monotone {
+                if r.monotone != Some(false) {
                     ", and every larger one"
                 } else {
                     " (but not every larger one: see the table)"
@@ -109,7 +109,7 @@ mod tests {
         let mut r: SelftestReport = serde_json::from_value(serde_json::json!({
             "schema": "launchguard.selftest/1", "preset": "tiny", "tp": 1, "machine": "NVIDIA H200",
             "rungs": [], "healthy_runs": 1, "false_alarms": 0, "smallest_detected_us": 25.0,
-            "monotone": true, "baseline_false_alarms": 0, "baseline_smallest_detected_us": null
+            "monotone": true, "verdict": "pass", "baseline_false_alarms": 0, "baseline_smallest_detected_us": null
         }))
         .unwrap();
         r.rungs = vec![

@@ -119,6 +119,26 @@ impl Row {
         }
     }
 
+    /// A coverage row of `spans` (trace ns) always kept as the busy fraction of `columns` columns
+    /// over `domain` (ns after `origin`): bounded data for each of many ranks.
+    pub fn coverage_columns(
+        label: String,
+        class: &'static str,
+        h: f64,
+        spans: &[Span],
+        origin: i64,
+        domain: Span,
+        columns: usize,
+    ) -> Self {
+        let cols = coverage(spans, domain.0 + origin, domain.1 + origin, columns);
+        Row {
+            spans: None,
+            fine: Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()),
+            all_spans: Vec::new(),
+            ..Row::coverage(label, class, h, &[], 0, domain)
+        }
+    }
+
     /// A row of marks: one rectangle per span, with a tooltip of kind `tip` (`gap`, `launch`,
     /// `replay`) numbered by `ids` (by position without), or coverage when there are more than
     /// [`MAX_ITEMS`].
@@ -183,11 +203,19 @@ pub struct Timeline {
     pub presets: Vec<Preset>,
     /// A vertical line (the limit of a check, the common window's edges): (at, label).
     pub lines: Vec<(i64, String)>,
+    /// Sets of rows shown one at a time, chosen in a picker: `(label, row indexes)`; empty: every
+    /// row. Only the chosen set is drawn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<(String, Vec<usize>)>,
+    /// Drawn by the page's script only (the SVG here has the axis): many rows of data the
+    /// script draws anyway.
+    #[serde(skip)]
+    pub lazy: bool,
 }
 
 /// Draws `t` with its data for the page's script; `caption` names it for screen readers.
 pub fn render(t: &Timeline, caption: &str) -> Markup {
-    let data = serde_json::to_string(t).unwrap_or_default().replace("</", "<\\/");
+    let data = crate::escape::json(&serde_json::to_string(t).unwrap_or_default()).replace("</", "<\\/");
     html! {
         div.tl {
             div.tlbar {
@@ -195,6 +223,14 @@ pub fn render(t: &Timeline, caption: &str) -> Markup {
                     button type="button" data-lo=(p.range.0) data-hi=(p.range.1) { (p.label) }
                 }
                 button type="button" data-lo=(t.domain.0) data-hi=(t.domain.1) { "whole" }
+                @if !t.pages.is_empty() {
+                    label.tlpick {
+                        "show "
+                        select.tlpage aria-label="which ranks to show" {
+                            @for (i, (label, _)) in t.pages.iter().enumerate() { option value=(i) { (label) } }
+                        }
+                    }
+                }
                 span.tlhelp { "wheel or +/− zoom · drag or ←/→ pan · double-click or 0 resets" }
             }
             (svg(t, caption))
@@ -210,10 +246,15 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
     let x = |ns: i64| LABEL_W + ((ns - t0) as f64 / dt * PLOT_W).clamp(0.0, PLOT_W);
     let mut y = AXIS_H;
     let mut rows = Vec::new();
-    for r in &t.rows {
+    let shown: Vec<&Row> = match t.pages.first() {
+        _ if t.lazy => Vec::new(),
+        Some((_, page)) => page.iter().filter_map(|&i| t.rows.get(i)).collect(),
+        None => t.rows.iter().collect(),
+    };
+    for r in shown {
         let rel: Vec<Span> = r.all_spans.iter().map(|&(s, e)| (s - t.origin, e - t.origin)).collect();
         rows.push(html! {
-            text.rowlabel.small[r.small] x=(c(LABEL_W - 6.0)) y=(c(y + r.h / 2.0 + 4.0)) text-anchor="end" { (r.label) }
+            text.rowlabel.small[r.small] x=(c(LABEL_W - 6.0)) y=(c(y + r.h / 2.0 + 4.0)) text-anchor="end" { (crate::escape::one_line(&r.label)) }
             rect.lane x=(c(LABEL_W)) y=(c(y)) width=(c(PLOT_W)) height=(c(r.h)) {}
             @for (class, spans) in &r.shade {
                 @for w in spans.chunks(2).filter(|w| w[1] > t0 && w[0] < t1) {
@@ -254,7 +295,7 @@ fn svg(t: &Timeline, caption: &str) -> Markup {
             g.rows { @for r in rows { (r) } }
             g.lines {
                 @for (at, label) in t.lines.iter().filter(|(at, _)| *at >= t0 && *at <= t1) {
-                    line.vline x1=(c(x(*at))) y1=(c(AXIS_H - 4.0)) x2=(c(x(*at))) y2=(c(height - 4.0)) { title { (label) } }
+                    line.vline x1=(c(x(*at))) y1=(c(AXIS_H - 4.0)) x2=(c(x(*at))) y2=(c(height - 4.0)) { title { (crate::escape::one_line(label)) } }
                 }
             }
             line.cursor visibility="hidden" x1="0" y1=(c(AXIS_H - 4.0)) x2="0" y2=(c(height - 4.0)) {}

@@ -125,6 +125,23 @@ pub enum TraceError {
         /// The cause.
         error: std::io::Error,
     },
+    /// An SQLite database (rocpd, Nsight Systems) that cannot be read, or lacks what its format
+    /// needs.
+    #[error("{path}: {detail}")]
+    Database {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said, or what is missing.
+        detail: String,
+    },
+    /// A rocprofv3 JSON file that cannot be read.
+    #[error("{path}: not a readable rocprofv3 JSON file: {detail}")]
+    Rocprofv3 {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        detail: String,
+    },
     /// The gzip data expands far more than any trace does.
     #[error("{0}: gzip data expands more than {ratio}× its compressed size: refusing a gzip bomb", ratio = crate::input::MAX_GZIP_RATIO)]
     GzipBomb(PathBuf),

@@ -276,6 +276,21 @@ fn intern_again(strings: &mut crate::timeline::Interner, last: &mut Option<u32>,
     Some(id)
 }
 
+/// `s`, or its first bytes up to `max` on a character's boundary when it is longer (then
+/// counted in `cut`): a name is a label, and one field must not cost what the trace's size allows.
+#[inline]
+fn first_bytes<'s>(s: &'s str, max: usize, cut: &mut u64) -> &'s str {
+    if s.len() <= max {
+        return s;
+    }
+    *cut += 1;
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Adds a record, failing instead of aborting when memory for it runs out.
 #[inline]
 fn keep<T>(list: &mut Vec<T>, record: T) -> Option<()> {
@@ -363,6 +378,7 @@ impl TimelineBuilder {
     /// [`TimelineBuilder::push`] of a counted complete event; `None` when memory ran out.
     #[inline]
     fn push_complete(&mut self, ev: &RawEvent<'_>) -> Option<()> {
+        let max = usize::try_from(self.limits.max_name_bytes).unwrap_or(usize::MAX);
         let t = &mut self.timeline;
         let Some(start) = time_ns(&ev.ts) else {
             t.skipped.missing_ts += 1;
@@ -375,13 +391,17 @@ impl TimelineBuilder {
             return Some(());
         };
         let role = ev.cat.as_deref().map_or(Role::Other, role_of);
-        let name = ev.name.as_deref().unwrap_or("");
-        let device_label = || canonical_label(ev.device.label().or(ev.pid.label()).unwrap_or("?"));
+        let name = first_bytes(ev.name.as_deref().unwrap_or(""), max, &mut t.names_cut);
+        let device_label = |cut: &mut u64| {
+            canonical_label(first_bytes(ev.device.label().or(ev.pid.label()).unwrap_or("?"), max, cut))
+        };
         match role {
             Role::Gpu(kind) => {
-                let stream = canonical_label(ev.stream.label().or(ev.tid.label()).unwrap_or("?"));
+                let device = device_label(&mut t.names_cut);
+                let stream = ev.stream.label().or(ev.tid.label()).unwrap_or("?");
+                let stream = canonical_label(first_bytes(stream, max, &mut t.names_cut));
                 let rec = GpuActivity {
-                    device: intern_again(&mut t.strings, &mut self.last_device, &device_label())?,
+                    device: intern_again(&mut t.strings, &mut self.last_device, &device)?,
                     stream: intern_again(&mut t.strings, &mut self.last_stream, &stream)?,
                     name: t.strings.try_intern(name)?,
                     start,
@@ -393,7 +413,7 @@ impl TimelineBuilder {
             }
             Role::HostAnnotation | Role::GpuAnnotation => {
                 let device = match role {
-                    Role::GpuAnnotation => Some(t.strings.try_intern(&device_label())?),
+                    Role::GpuAnnotation => Some(t.strings.try_intern(&device_label(&mut t.names_cut))?),
                     _ => None,
                 };
                 let name = t.strings.try_intern(name)?;
@@ -404,7 +424,8 @@ impl TimelineBuilder {
                     keep(&mut t.host_calls, HostCall { start, end, correlation })?;
                 }
                 if let Some(api) = graph_launch_api(name) {
-                    let thread = t.strings.try_intern(&canonical_label(ev.tid.label().unwrap_or("?")))?;
+                    let thread = first_bytes(ev.tid.label().unwrap_or("?"), max, &mut t.names_cut);
+                    let thread = t.strings.try_intern(&canonical_label(thread))?;
                     let launch =
                         GraphLaunch { api, thread, start, end, correlation: ev.correlation.as_u64() };
                     keep(&mut t.launches, launch)?;
@@ -472,7 +493,8 @@ impl TimelineBuilder {
     }
 
     /// The finished timeline.
-    pub fn finish(self) -> Timeline {
+    pub fn finish(mut self) -> Timeline {
+        self.timeline.name_cap = self.limits.max_name_bytes;
         self.timeline
     }
 }

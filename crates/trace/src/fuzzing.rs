@@ -19,6 +19,7 @@ pub const LIMITS: Limits = Limits {
     max_streams: 6,
     max_names: 100,
     max_context_bytes: 64,
+    max_name_bytes: 40,
 };
 
 /// How a read ended, as text two reads are compared on: the timeline (and truncation), or the
@@ -145,6 +146,17 @@ pub fn trace_gzip(data: &[u8]) -> Result<String, String> {
         let damaged = |o: &Result<String, String>| o.as_ref().is_err_and(|e| e.contains("corrupt gzip data"));
         let both_failed = simple.is_err() && fast.is_err() && (damaged(&simple) || damaged(&fast));
         assert!(fast == simple || both_failed || serde_private(&inflated(rest)), "the parsers disagree on a gzip stream (blocks of {block}):\nreference: {simple:?}\nfast: {fast:?}");
+        // What flate2 calls an invalid header, told apart by reading the bytes again
+        // (`gunzip::header_fault`, as a file's reader does): a fault is only ever found in bytes
+        // that flate2 refuses too.
+        if let Some(fault) = crate::gunzip::header_fault(rest, LIMITS.max_inflated_bytes) {
+            use std::io::Read;
+            let mut d = flate2::read::MultiGzDecoder::new(rest).take(LIMITS.max_inflated_bytes);
+            assert!(
+                d.read_to_end(&mut Vec::new()).is_err(),
+                "a header fault ({fault}) in gzip bytes flate2 reads whole"
+            );
+        }
         return simple;
     }
     let mut b = TimelineBuilder::with_limits(LIMITS);
@@ -250,6 +262,61 @@ fn members(text: &[u8], seed: u8) -> Vec<u8> {
         out.extend(e.finish().expect("in memory"));
     }
     out
+}
+
+/// `data` written to a fresh file of this process (the readers of other formats read files),
+/// read by `read`, the file removed; the outcome as text, or the error. Panics when the read
+/// changed the file or left anything beside it (a journal, a WAL), or kept more than the caps
+/// allow.
+fn read_file(
+    data: &[u8],
+    read: impl Fn(&std::path::Path) -> Result<crate::Trace, crate::TraceError>,
+) -> Result<String, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "launchguard-fuzz-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let path = dir.join("input");
+    std::fs::write(&path, data).expect("the input written");
+    let got = read(&path);
+    let after = std::fs::read(&path).expect("the input read back");
+    let beside = std::fs::read_dir(&dir).expect("the folder listed").count();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(after == data, "reading changed the input");
+    assert_eq!(beside, 1, "reading left files beside the input");
+    match got {
+        Ok(t) => {
+            let tl = &t.timeline;
+            assert!(tl.events <= LIMITS.max_events, "{} events kept past the cap", tl.events);
+            assert!(
+                tl.strings.len() as u64 <= LIMITS.max_names + 4,
+                "{} names kept past the cap",
+                tl.strings.len()
+            );
+            Ok(tl.canonical_text())
+        }
+        Err(e) => {
+            let e = e.to_string();
+            assert!(!e.contains('\n'), "an error of more than one line: {e}");
+            Err(e)
+        }
+    }
+}
+
+/// `formats_rocprofv3`: arbitrary bytes as a rocprofv3 JSON file (plain or gzip), read with small
+/// caps: a timeline or a one-line error, the input unchanged.
+pub fn formats_rocprofv3(data: &[u8]) -> Result<String, String> {
+    read_file(data, |p| crate::formats::rocprofv3::read(p, &LIMITS))
+}
+
+/// `formats_sqlite`: arbitrary bytes as an SQLite database (rocpd or Nsight Systems), read with
+/// small caps: a timeline or a one-line error, the input unchanged and nothing written beside it.
+pub fn formats_sqlite(data: &[u8]) -> Result<String, String> {
+    read_file(data, |p| crate::formats::read(p, crate::formats::Format::Sqlite, &LIMITS))
 }
 
 #[cfg(test)]

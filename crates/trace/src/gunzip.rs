@@ -33,6 +33,38 @@ pub(crate) struct FirstMember {
 /// The longest file name or comment in a gzip header that flate2 reads (its `MAX_HEADER_BUF`).
 const MAX_HEADER_FIELD: usize = 65_535;
 
+/// The flag bits of a gzip header that RFC 1952 reserves (they must be zero).
+const RESERVED: u8 = 0xe0;
+
+/// Bytes after a whole member that do not start another.
+const TRAILING_GARBAGE: &str = "bytes after the last gzip member are not gzip (trailing garbage)";
+
+/// A header whose first bytes are not gzip's, or whose compression method is not deflate.
+const NOT_GZIP: &str = "a gzip member's header is not gzip (its magic number or method)";
+
+/// What a header with a reserved flag bit set is said to do.
+const RESERVED_FLAG: &str = "sets a reserved header flag bit";
+
+/// A header this decoder leaves to flate2 (a header CRC-16).
+const LEFT_TO_FLATE2: &str = "a gzip header flag this decoder leaves to flate2";
+
+/// What is wrong with the gzip bytes of `raw` that flate2 calls an invalid header, found by
+/// reading them again with this decoder: a reserved flag bit (and in which member), bytes after
+/// the last member that are not gzip, a member that is not gzip. `None` when this decoder finds
+/// nothing to say (a header CRC-16, which only flate2 checks). Reads at most `max_text` bytes of
+/// text, as the read that failed did.
+pub(crate) fn header_fault(raw: impl Read, max_text: u64) -> Option<String> {
+    let (members, _) = Members::new(io::BufReader::with_capacity(1 << 16, raw));
+    match io::copy(&mut members.take(max_text), &mut io::sink()) {
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            let e = e.to_string();
+            let header = e == TRAILING_GARBAGE || e == NOT_GZIP || e.contains(RESERVED_FLAG);
+            header.then_some(e)
+        }
+        _ => None,
+    }
+}
+
 /// Where the decoder leaves the first member's check once its trailer is read.
 pub(crate) type Pending = Arc<OnceLock<FirstMember>>;
 
@@ -123,14 +155,30 @@ impl<R: BufRead> Members<R> {
             self.next = Next::End;
             return Ok(());
         };
-        let (id2, cm, flags) = (self.need()?, self.need()?, self.need()?);
-        if (id1, id2, cm) != (0x1f, 0x8b, 8) {
-            return Err(bad("not a gzip member header"));
+        if id1 != 0x1f && self.members > 0 {
+            return Err(bad(TRAILING_GARBAGE));
         }
-        // FHCRC (a CRC-16 of the header, which flate2 checks) and the reserved bits: left to
-        // flate2, whose read words them.
-        if flags & !0b1_1101 != 0 {
-            return Err(bad("a gzip header flag this decoder leaves to flate2"));
+        let id2 = self.need()?;
+        if id2 != 0x8b && self.members > 0 {
+            return Err(bad(TRAILING_GARBAGE));
+        }
+        let (cm, flags) = (self.need()?, self.need()?);
+        if (id1, id2, cm) != (0x1f, 0x8b, 8) {
+            return Err(bad(NOT_GZIP));
+        }
+        if flags & RESERVED != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "gzip member {} {RESERVED_FLAG} (FLG 0x{flags:02x}; RFC 1952 reserves 0x{RESERVED:02x}): the file is damaged",
+                    self.members + 1
+                ),
+            ));
+        }
+        // FHCRC (a CRC-16 of the header, which flate2 checks): left to flate2, whose read words
+        // it.
+        if flags & 0b10 != 0 {
+            return Err(bad(LEFT_TO_FLATE2));
         }
         for _ in 0..6 {
             self.need()?; // MTIME, XFL, OS
@@ -341,6 +389,26 @@ mod tests {
             let ours = read_all(&gz, 64, 1 << 10).0;
             assert_eq!(ours.is_ok(), flate2(&gz).is_ok(), "field {field} of {len} bytes");
             assert_eq!(ours.is_ok(), len <= MAX_HEADER_FIELD, "field {field} of {len} bytes");
+        }
+        // What flate2 calls an invalid header, told apart.
+        let reserved = |gz: &[u8], at: usize| {
+            let mut g = gz.to_vec();
+            g[at + 3] |= 0x20;
+            g
+        };
+        for (gz, want) in [
+            (reserved(&one, 0), Some("gzip member 1 sets a reserved header flag bit (FLG 0x20")),
+            (reserved(&two, one.len()), Some("gzip member 2 sets a reserved header flag bit (FLG 0x20")),
+            ([one.clone(), b"garbage".to_vec()].concat(), Some(TRAILING_GARBAGE)),
+            ([one.clone(), b"x".to_vec()].concat(), Some(TRAILING_GARBAGE)),
+            (two.clone(), None),
+        ] {
+            assert!(flate2(&gz).is_err() == want.is_some());
+            let fault = header_fault(&gz[..], u64::MAX);
+            match want {
+                Some(w) => assert!(fault.as_deref().is_some_and(|f| f.starts_with(w)), "{fault:?}"),
+                None => assert_eq!(fault, None),
+            }
         }
         // The first member's CRC-32 is the reader's to check: its trailer's value is handed over.
         let bad_crc = flip(&one, one.len() - 8);

@@ -57,9 +57,19 @@ pub struct Mapped {
 }
 
 impl Mapped {
-    /// The whole map (for releasing pages already parsed).
-    pub(crate) fn map(&self) -> &Mmap {
-        &self.map
+    /// Lets the whole pages of text bytes `start..end` (offsets into the text) leave memory:
+    /// a reader calls it on what it has parsed, so that a large file's pages do not pile up.
+    pub(crate) fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let (from, to) = ((self.start + start).next_multiple_of(PAGE), (self.start + end) / PAGE * PAGE);
+        if to > from {
+            // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
+            // pages hold the file's bytes again when read (the bytes do not change under a
+            // borrow). Only whole pages already parsed are dropped; a failure is harmless.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
+        }
     }
 
     /// Where the text starts in the file.
@@ -276,6 +286,19 @@ pub(crate) fn stream_error(path: &Path, e: io::Error, gzip: bool, limits: &Limit
         TraceError::Cap { path, cap, what: cap.what(limits) }
     } else if e.kind() == io::ErrorKind::UnexpectedEof {
         TraceError::Gzip { path, detail: format!("the gzip stream ends early ({detail})") }
+    } else if detail.contains("invalid gzip header") {
+        // flate2's one word for several faults: read the file again to tell which.
+        let fault = match path.as_os_str() == STDIN_NAME {
+            true => None,
+            false => launchguard_files::open_regular(&path)
+                .ok()
+                .and_then(|(file, _)| gunzip::header_fault(file, limits.max_inflated_bytes)),
+        };
+        let detail = fault.unwrap_or_else(|| {
+            "a gzip member's header is not gzip: bytes after the last member (trailing garbage), a reserved flag bit or a bad header CRC"
+                .into()
+        });
+        TraceError::Gzip { path, detail }
     } else if e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::InvalidData {
         TraceError::Gzip { path, detail: gzip_detail(&detail) }
     } else {
@@ -288,8 +311,6 @@ pub(crate) fn gzip_detail(detail: &str) -> String {
     if detail.contains("checksum") {
         // flate2 compares each member's CRC32 and ISIZE with what it inflated.
         "a gzip member's CRC32 or length check fails: the file is damaged".into()
-    } else if detail.contains("invalid gzip header") {
-        "bytes after the last gzip member are not gzip (trailing garbage)".into()
     } else {
         detail.to_string()
     }

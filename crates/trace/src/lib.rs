@@ -20,6 +20,7 @@ mod candidates;
 pub mod error;
 pub mod event;
 mod fast;
+pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
 
@@ -97,6 +98,10 @@ pub fn read_with(path: &Path, parser: Parser) -> Result<Trace, TraceError> {
 
 /// Reads a trace (`-`: standard input, streamed) with a chosen parser, within `limits`.
 pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trace, TraceError> {
+    match formats::detect(path, limits)? {
+        formats::Format::Kineto => {}
+        other => return formats::read(path, other, limits),
+    }
     let opened = input::open_with(path, limits)?;
     let mut source = opened.source;
     let reopen = || -> io::Result<Box<dyn Read + Send>> {

@@ -24,6 +24,9 @@ pub struct Limits {
     pub max_names: u64,
     /// Bytes of the `args` of launchguard's context event (compact JSON).
     pub max_context_bytes: u64,
+    /// Bytes of one name or label kept (kernels, spans, devices, streams, threads): a longer one
+    /// is cut to its first bytes, on a character's boundary, and counted.
+    pub max_name_bytes: u64,
 }
 
 impl Limits {
@@ -41,6 +44,9 @@ impl Limits {
     /// - 10^7 distinct strings: real traces have 10^3–10^5 (names of record_function spans
     ///   with request ids reach that); each costs ~60 bytes besides its text.
     /// - 4 MiB of context: check writes a few tens of KB.
+    /// - 64 KiB of one name: a name is a label; the longest real kernel names (templated GEMMs)
+    ///   are a few KB. Every copy the analysis and the reports make of a name then costs at most
+    ///   this, whatever the trace holds.
     pub const DEFAULT: Limits = Limits {
         max_inflated_bytes: 64 << 30,
         max_event_bytes: 1 << 30,
@@ -49,6 +55,7 @@ impl Limits {
         max_streams: 65536,
         max_names: 10_000_000,
         max_context_bytes: 4 << 20,
+        max_name_bytes: 64 << 10,
     };
 
     /// String ids are 31 bits (the interner marks entries with the 32nd): no cap can allow more.

@@ -268,6 +268,7 @@ fn each_cap_stops_with_its_flag_and_key() {
         max_streams: 8,
         max_names: 50,
         max_context_bytes: 100,
+        max_name_bytes: 64 << 10,
     };
     let cap = |e: &str, cap: Cap| {
         assert!(e.contains(&format!("({} or [input] {} raises the cap)", cap.flag(), cap.key())), "{e}");
@@ -344,4 +345,35 @@ fn the_gzip_path_reads_as_the_text_in_memory() {
         let _ = fuzzing::trace_gzip(&[&[0][..], &gz(variant.as_bytes())].concat());
         let _ = fuzzing::trace_fast(variant.as_bytes());
     }
+}
+
+/// A name longer than the cap is kept cut to its first bytes, on a character's boundary, the same
+/// by both parsers, plain, escaped or gzip; each cut is counted; names within it are kept whole.
+#[test]
+fn a_name_longer_than_its_cap_keeps_its_first_bytes() {
+    let f = Files::new();
+    let limits = Limits { max_name_bytes: 100, ..Limits::DEFAULT };
+    // 99 ASCII bytes then `é` (2 bytes) straddling the cap: the cut falls before it.
+    let long = format!("{}é{}", "k".repeat(99), "x".repeat(5000));
+    let escaped = format!("{}\\u00e9{}", "k".repeat(99), "x".repeat(5000));
+    let exact = "e".repeat(100);
+    for (i, name) in [long.as_str(), escaped.as_str()].into_iter().enumerate() {
+        let text = doc(&[
+            &KERNEL.replace("\"k\"", &format!("\"{name}\"")),
+            &KERNEL
+                .replace("\"k\"", &format!("\"{exact}\""))
+                .replace("\"stream\":7", &format!("\"stream\":\"{long}\"")),
+        ]);
+        for (file, bytes) in
+            [(format!("n{i}.json"), text.as_bytes().to_vec()), (format!("n{i}.json.gz"), gz(text.as_bytes()))]
+        {
+            let t = read2(&f.write(&file, bytes), &limits).unwrap().timeline;
+            let names: Vec<&str> = t.activities.iter().map(|a| t.strings.get(a.name)).collect();
+            assert_eq!(names, [&"k".repeat(99), &exact], "{file}");
+            assert_eq!(t.strings.get(t.activities[1].stream), "k".repeat(99), "{file}");
+            assert_eq!(t.names_cut, 2, "{file}");
+        }
+    }
+    let t = read2(&f.write("whole.json", doc(&[KERNEL])), &limits).unwrap().timeline;
+    assert_eq!((t.names_cut, t.strings.get(t.activities[0].name)), (0, "k"));
 }

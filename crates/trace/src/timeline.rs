@@ -291,6 +291,9 @@ pub struct TraceMeta {
     /// metadata that speak of dropped records or tracing cut short (at most
     /// [`MAX_PROFILER_MESSAGES`], each cut to [`MAX_PROFILER_MESSAGE_CHARS`]).
     pub lost_records: Vec<String>,
+    /// What the reader of another format noticed and the user should know (a recording that
+    /// cannot show something), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Why events were skipped.
@@ -337,6 +340,11 @@ pub struct Timeline {
     pub context: Option<String>,
     /// Context events seen (more than one: traces joined, or a copy of a copy).
     pub context_events: u64,
+    /// Names and labels longer than [`crate::Limits::max_name_bytes`], kept cut to their first
+    /// bytes (each occurrence counted).
+    pub names_cut: u64,
+    /// The cap they were cut to ([`crate::Limits::max_name_bytes`] of the read).
+    pub name_cap: u64,
 }
 
 /// Name of the metadata event in which `check` leaves its workload context in a trace.
@@ -353,7 +361,10 @@ impl Timeline {
     pub fn canonical_text(&self) -> String {
         use std::fmt::Write;
         let s = |id: u32| self.strings.get(id);
-        let mut out = format!("events {} skipped {:?}\nmeta {:?}\n", self.events, self.skipped, self.meta);
+        let mut out = format!(
+            "events {} skipped {:?} names_cut {}\nmeta {:?}\n",
+            self.events, self.skipped, self.names_cut, self.meta
+        );
         let strings: Vec<&str> = (0..self.strings.len() as u32).map(s).collect();
         let _ = writeln!(out, "strings {strings:?}");
         for a in &self.activities {

@@ -19,8 +19,8 @@ pub(crate) fn tables(c: &Comparison) -> Result<Vec<(&'static str, Vec<u8>)>> {
 /// Every kernel row: scope (`graph` per replay, or `trace` in all), rank, graph, name, position,
 /// change, both sides and the shifts.
 pub fn kernel_diff(c: &Comparison) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mut w = crate::csv_tables::Table::new();
+    w.row([
         "rank",
         "scope",
         "graph",
@@ -49,11 +49,11 @@ pub fn kernel_diff(c: &Comparison) -> Result<Vec<u8>> {
             .chain(std::iter::once(("trace", "", &d.trace)));
         for (scope, graph, changes) in scopes {
             for k in changes.iter() {
-                w.write_record(record(&rank, scope, graph, k))?;
+                w.row(record(&rank, scope, graph, k))?;
             }
         }
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }
 
 fn record(rank: &str, scope: &str, graph: &str, k: &KernelChange) -> Vec<String> {
@@ -87,8 +87,8 @@ fn record(rank: &str, scope: &str, graph: &str, k: &KernelChange) -> Vec<String>
 
 /// Every metric: rank, graph, id, both medians, the shift, its interval, p, limit, status.
 pub fn metrics(c: &Comparison) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let mut w = crate::csv_tables::Table::new();
+    w.row([
         "rank",
         "graph",
         "metric",
@@ -107,7 +107,7 @@ pub fn metrics(c: &Comparison) -> Result<Vec<u8>> {
     ])?;
     for m in &c.metrics {
         let f = &m.figures;
-        w.write_record([
+        w.row([
             f.rank.map_or_else(String::new, |r| r.to_string()),
             f.graph.clone().unwrap_or_default(),
             f.id.clone(),
@@ -125,5 +125,5 @@ pub fn metrics(c: &Comparison) -> Result<Vec<u8>> {
             super::outcome_word(m.outcome).to_string(),
         ])?;
     }
-    Ok(w.into_inner()?)
+    w.finish()
 }

@@ -3,6 +3,7 @@
 //! (each from its first graph launch, so replay lines up with replay; zoom and pan move both),
 //! then the kernels that changed most. The comparison's JSON document is embedded.
 
+use crate::escape::one_line;
 use launchguard_analysis::intervals::Span;
 use launchguard_analysis::model::Analysis;
 use launchguard_analysis::spans::Findings;
@@ -26,12 +27,22 @@ pub struct TraceSide<'a> {
     pub rank: Option<u64>,
 }
 
-/// The comparison as an HTML page; `traces` are the baseline's and the current trace to draw
-/// (none for check results).
-pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> crate::error::Result<Vec<u8>> {
-    let timeline = traces.map(timeline);
+/// Rank pairs drawn; past it, the first ones (the ranks of a regression come first) and a note.
+const DRAWN_RANKS: usize = 8;
+
+/// The comparison as an HTML page; `traces` are the pairs of baseline and current traces to
+/// draw, one per rank (none for check results).
+pub fn render(c: &Comparison, traces: Option<&[[TraceSide<'_>; 2]]>) -> crate::error::Result<Vec<u8>> {
+    let timeline = traces.map(|pairs| {
+        html! {
+            @for pair in pairs.iter().take(DRAWN_RANKS) { (timeline(*pair)) }
+            @if pairs.len() > DRAWN_RANKS {
+                p.note { (pairs.len() - DRAWN_RANKS) " more ranks are not drawn (the metrics table and the JSON have every rank): the page draws the ranks of a regression first, then the lowest ranks." }
+            }
+        }
+    });
     let verdict = c.verdict.as_str();
-    let document = serde_json::to_string(c)?.replace("</", "<\\/");
+    let document = crate::escape::json(&serde_json::to_string(c)?).replace("</", "<\\/");
     let header = metric_header(c);
     let page = html! {
         (DOCTYPE)
@@ -46,15 +57,22 @@ pub fn render(c: &Comparison, traces: Option<[TraceSide<'_>; 2]>) -> crate::erro
                 header {
                     h1 { "launchguard compare " span class=(format!("verdict v-{verdict}")) { (verdict.to_uppercase()) } }
                     @if let Some(r) = &c.reason { p.reason { (r) } }
-                    p.source { "baseline: " (run_line(&c.baseline)) }
-                    p.source { "current: " (run_line(&c.current)) }
+                    p.source { "baseline: " (one_line(&run_line(&c.baseline))) }
+                    p.source { "current: " (one_line(&run_line(&c.current))) }
                     @for d in &c.differences {
-                        p.reason { @if d.blocking { "differs: " } @else { "note: " } code { (d.field) } " " (d.baseline) " (baseline) vs " (d.current) " (current)" }
+                        p.reason { @if d.blocking { "differs: " } @else { "note: " } code { (one_line(&d.field)) } " " (one_line(&d.baseline)) " (baseline) vs " (one_line(&d.current)) " (current)" }
                     }
+                }
+                @let warned: Vec<String> = [("baseline", &c.baseline), ("current", &c.current)]
+                    .iter()
+                    .flat_map(|(side, run)| run.warnings.iter().map(move |w| format!("{side}: {w}")))
+                    .collect();
+                @if !warned.is_empty() {
+                    section { h2 { "Warnings" } ul.warnings { @for w in &warned { li { (one_line(w)) } } } }
                 }
                 @let failed = failures(c);
                 @if !failed.is_empty() {
-                    section { h2 { "Regressions" } ul.warnings { @for f in &failed { li { (f) } } } }
+                    section { h2 { "Regressions" } ul.warnings { @for f in &failed { li { (one_line(f)) } } } }
                 }
                 section {
                     h2 { "Metrics" }
@@ -125,17 +143,17 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> Markup {
     }
     let domain = (0, extent);
     let mut rows = Vec::new();
-    for ((side, f), (which, a)) in
+    for ((_, f), (which, a)) in
         sides.iter().zip(&findings).zip(["baseline", "current"].into_iter().zip(anchors))
     {
         let Some(a) = a else { continue };
-        let who = match side.rank {
-            Some(r) => format!("{which} rank {r}"),
-            None => which.to_string(),
-        };
         for d in &f.devices {
             let busy = shifted(&d.busy, a);
-            rows.push(Row::coverage(format!("{who}: GPU {} busy", d.label), "busy", 34.0, &busy, 0, domain));
+            // The rank is in the section's title: the label stays short enough not to be cut.
+            let mut row = Row::coverage(format!("{which} GPU {}", d.label), "busy", 34.0, &busy, 0, domain);
+            // Kernel names on hover, on the same shifted axis.
+            row.names = d.named.as_ref().map(|n| crate::html::kernel_names(n, a));
+            rows.push(row);
             let long: Vec<Span> = shifted(&d.long_gaps(f.threshold_ns).collect::<Vec<_>>(), a);
             rows.push(Row::marks(
                 format!("gaps > {}", charts::axis_us(f.threshold_us)),
@@ -184,16 +202,26 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> Markup {
             presets.push(Preset { label: format!("first {FIRST} replays"), range: (0, hi + hi / 10) });
         }
     }
-    let t = tl::Timeline { origin: 0, domain, view: domain, rows, presets, lines: Vec::new() };
-    let caption = "GPU timelines, baseline above current";
+    let t = tl::Timeline {
+        origin: 0,
+        domain,
+        view: domain,
+        rows,
+        presets,
+        lines: Vec::new(),
+        pages: Vec::new(),
+        lazy: false,
+    };
+    let rank = sides[0].rank.map_or(String::new(), |r| format!(", rank {r}"));
+    let caption = format!("GPU timelines{rank}, baseline above current");
     html! {
         section {
-            h2 { "GPU timelines" }
+            h2 { "GPU timelines" (rank) }
             p.note {
                 "The baseline above, the current run below, on one axis of " (human_us(extent as f64 / 1000.0))
-                " from each run's first graph launch, so that replay lines up with replay; zoom and pan move both. Each pixel column shows the busy fraction of its time."
+                " from each run's first graph launch, so that replay lines up with replay; zoom and pan move both. Each pixel column shows the busy fraction of its time; hover for the time and the kernel."
             }
-            (tl::render(&t, caption))
+            (tl::render(&t, &caption))
         }
     }
 }

@@ -28,6 +28,11 @@ pub fn render(c: &Comparison) -> String {
             cell(&d.current)
         );
     }
+    for (side, run) in [("baseline", &c.baseline), ("current", &c.current)] {
+        for w in &run.warnings {
+            let _ = writeln!(out, "- ⚠️ warning ({side}): {}", cell(w));
+        }
+    }
     out.push('\n');
     for f in failures(c) {
         let _ = writeln!(out, "❌ {}\n", cell(&f));

@@ -19,6 +19,11 @@ pub fn render_terminal(c: &Comparison) -> String {
         let text = format!("{kind}: {} {} (baseline) vs {} (current)", d.field, d.baseline, d.current);
         let _ = writeln!(s, "  {}", crate::escape::one_line(&text));
     }
+    for (side, run) in [("baseline", &c.baseline), ("current", &c.current)] {
+        for w in &run.warnings {
+            let _ = writeln!(s, "  warning ({side}): {}", crate::escape::one_line(w));
+        }
+    }
     if !c.comparable {
         let _ = writeln!(s, "\nnot compared: the runs differ (--force compares anyway)");
     } else {

@@ -48,6 +48,7 @@ pub(crate) fn join(into: &mut Timeline, parts: Vec<Timeline>) {
         into.skipped.missing_ts += part.skipped.missing_ts;
         into.skipped.bad_dur += part.skipped.bad_dur;
         into.skipped.not_an_object += part.skipped.not_an_object;
+        into.names_cut += part.names_cut;
     }
 }
 
