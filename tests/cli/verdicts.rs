@@ -208,3 +208,84 @@ fn within_a_host_span_measures_the_gpu_work_launched_inside_it_and_never_past_th
     let w = v["devices"][0]["window_us"].as_f64().unwrap();
     assert!((w - record_us).abs() < 0.01, "{w} vs {record_us}");
 }
+
+/// The healthy TP=2 pair with rank 1's host 400 µs late before every launch after the first: its
+/// GPU work from each replay on starts 400 µs later, and rank 0's first all-reduce of each replay
+/// waits those 400 µs for it (everything after on rank 0 shifts with it).
+fn slow_rank1_pair(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    const DELAY: f64 = 400.0;
+    let pair = shared("h200x2")?;
+    let out = dir.join("slow");
+    std::fs::create_dir(&out).unwrap();
+    let first_kernel = |doc: &Value, c: u64, collective: bool| -> Value {
+        doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| is_gpu_activity(e) && correlation(e) == Some(c))
+            .filter(|e| !collective || e["name"].as_str().unwrap().starts_with("ncclDevKernel"))
+            .min_by(|a, b| ts(a).total_cmp(&ts(b)))
+            .cloned()
+            .unwrap()
+    };
+    let count_le = |v: &[f64], t: f64| v.iter().filter(|&&b| b <= t).count() as f64;
+    // Rank 1: host events from each launch on, GPU events from each replay's first kernel on.
+    let mut r1 = read_trace(&pair.join("tp2_rank1.json.gz"));
+    let launches = graph_launches(&r1);
+    let host: Vec<f64> = launches[1..].iter().map(ts).collect();
+    let gpu: Vec<f64> =
+        launches[1..].iter().map(|l| ts(&first_kernel(&r1, correlation(l).unwrap(), false))).collect();
+    for e in events_mut(&mut r1).iter_mut().filter(|e| e.get("ts").is_some()) {
+        let t = ts(e);
+        let k = count_le(if is_gpu_activity(e) { &gpu } else { &host }, t);
+        e["ts"] = json!(t + DELAY * k);
+    }
+    write_trace(&out, "tp2_rank1.json.gz", &r1);
+    // Rank 0: each replay's first all-reduce lasts 400 µs longer; what starts after it shifts.
+    let mut r0 = read_trace(&pair.join("tp2_rank0.json.gz"));
+    let waits: Vec<f64> = graph_launches(&r0)[1..]
+        .iter()
+        .map(|l| ts(&first_kernel(&r0, correlation(l).unwrap(), true)))
+        .collect();
+    for e in events_mut(&mut r0).iter_mut().filter(|e| e.get("ts").is_some()) {
+        let t = ts(e);
+        let before = waits.iter().filter(|&&b| b < t).count() as f64;
+        if is_gpu_activity(e) && waits.contains(&t) {
+            e["dur"] = json!(e["dur"].as_f64().unwrap() + DELAY);
+        }
+        e["ts"] = json!(t + DELAY * before);
+    }
+    write_trace(&out, "tp2_rank0.json.gz", &r0);
+    Some(out)
+}
+
+#[test]
+fn the_rank_that_makes_the_others_wait_is_named_and_a_lone_rank_says_what_it_cannot_see() {
+    let Some(healthy) = shared("h200x2") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let slow = slow_rank1_pair(dir.path()).unwrap();
+    let (code, v) = analyze_json(&slow, &[]);
+    assert_eq!(code, 1);
+    let across = &v["across"];
+    assert_eq!((across["culprit"].as_u64(), across["worst_rank"].as_u64()), (Some(1), Some(1)), "{across:#}");
+    assert_eq!(across["waiting"], json!([0]));
+    let ranks = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "ranks").unwrap();
+    assert!(ranks["message"].as_str().unwrap().contains("rank 1 makes the others wait"), "{ranks}");
+    assert!(ranks["message"].as_str().unwrap().contains("rank 0 waits for it"), "{ranks}");
+    // The healthy pair: nobody waits, and a rank last by under a µs is no straggler.
+    let (code, v) = analyze_json(&healthy, &[]);
+    assert_eq!((code, v["verdict"].as_str()), (0, Some("pass")));
+    assert!(v["across"]["culprit"].is_null(), "{:#}", v["across"]);
+    assert!(v["across"]["skew"]["gpu_start"]["p50_us"].as_f64().unwrap() < 20.0);
+    assert!(v["across"]["skew"]["straggler"].is_null(), "{:#}", v["across"]["skew"]);
+    // One rank alone: says which of how many; the waiting rank of the slow pair does not pass.
+    for (path, want) in
+        [(healthy.join("tp2_rank0.json.gz"), "pass"), (slow.join("tp2_rank0.json.gz"), "warn")]
+    {
+        let (_, v) = analyze_json(&path, &[]);
+        let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "ranks").unwrap();
+        assert!(c["message"].as_str().unwrap().starts_with("rank 0 of 2 analyzed alone"), "{c}");
+        assert_eq!(c["status"], want, "{}: {c}", path.display());
+        assert_eq!(v["verdict"], want, "{}", path.display());
+    }
+}

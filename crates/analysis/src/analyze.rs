@@ -648,6 +648,8 @@ struct CorrelatedWork {
     /// Sum of the name hashes of its activities: the same kernels give the same sum in any order,
     /// in any trace.
     names: u64,
+    /// Time of its collective kernels (NCCL, RCCL, …), summed.
+    collective_ns: i64,
 }
 
 /// A hash of a name that is the same in every trace and every process (a fixed seed), so that
@@ -663,6 +665,8 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
     // Each name's hash once (0: not yet), indexed by its string id.
     let mut name_hash = vec![0u64; t.strings.len()];
+    // Whether each name is a collective kernel's, once per name.
+    let mut collective: Vec<Option<bool>> = vec![None; t.strings.len()];
     // The kernels of one replay share its launch's correlation id and come one after another:
     // the entry of the last id is kept at hand instead of looked up again.
     let mut last: Option<(u64, CorrelatedWork)> = None;
@@ -690,12 +694,19 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
                         first_name: a.name,
                         last_name: a.name,
                         names: 0,
+                        collective_ns: 0,
                     });
                     &mut last.insert((c, w)).1
                 }
             };
             w.kernels += 1;
             w.names = w.names.wrapping_add(h);
+            if collective[a.name as usize].get_or_insert_with(|| {
+                crate::ranks::collectives::collective_kind(t.strings.get(a.name)).is_some()
+            }) == &true
+            {
+                w.collective_ns += a.end - a.start;
+            }
             if a.start < w.first {
                 w.first = a.start;
                 w.device = a.device;
@@ -789,6 +800,14 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
         },
     };
     let mut summary = summarize(&replays);
+    let mut collective_us: Vec<f64> = launches_kept
+        .iter()
+        .filter_map(|l| l.correlation.and_then(|c| work.get(&c)))
+        .filter(|w| w.collective_ns > 0)
+        .map(|w| us(w.collective_ns))
+        .collect();
+    collective_us.sort_by(f64::total_cmp);
+    summary.collectives_p50_us = intervals::percentile(&collective_us, 50.0);
     let damage = damage(t, &launches_kept, &work, &summary, &graphs);
     summary.graphs = graphs;
     (launches, replays, summary, work, damage)
@@ -915,6 +934,7 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
         idle_before_p50_us: sorted(&|r| r.idle_before_us),
         steady_idle_before_p50_us: median(&mut steady_idle),
         kernel_counts,
+        collectives_p50_us: None,
         graphs: Vec::new(),
     }
 }

@@ -323,6 +323,10 @@ pub struct ReplaySummary {
     /// most frequent first: several counts that each recur are several graphs.
     #[serde(default)]
     pub kernel_counts: Vec<CountOf>,
+    /// Median over the replays that ran collective kernels (NCCL, RCCL, …) of their time in
+    /// them: with several ranks, what a replay spent in collectives, waiting for peers included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collectives_p50_us: Option<f64>,
     /// The graphs replayed: replays with the same number of kernels of the same names, in order
     /// of first replay.
     #[serde(default)]

@@ -127,10 +127,10 @@ section! {
         ResidualWarnRatio residual_warn_ratio: f64 = 3.0, flag "residual-warn-ratio" "RATIO", Rule::Above(1.0);
         /// A step-synchronous replay (its output read back before the next launch, as a server's
         /// decode step) whose median host time exceeds the GPU time per replay by at least this
-        /// fraction of it fails, unless `sync_step_fail_us` is more. Provisional: see
-        /// docs/step-sync.md.
+        /// fraction of it fails, unless `sync_step_fail_us` is more (docs/step-sync.md).
         ///
-        /// An H200, the reference preset: healthy steps 7% over the GPU time, +100 µs per launch 46%.
+        /// An H200, the reference preset: healthy steps 10–11% over the GPU time, +100 µs per
+        /// launch 49%.
         SyncStepFailFraction sync_step_fail_fraction: f64 = 0.35, flag "sync-step-fail-fraction" "FRACTION", Rule::NonNegative;
         /// ... or by at least this, in µs, when that is more: reading a step back costs a fixed
         /// few tens of µs, which a graph of little GPU time cannot hide.

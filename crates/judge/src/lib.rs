@@ -88,6 +88,9 @@ pub(crate) fn judge_trace(
     checks.extend(before);
     checks.extend(trace::checks(a, &limits, occupancy));
     checks.extend(after);
+    if ranks == 1 {
+        checks.extend(ranks::alone(a));
+    }
     let damage = trace::damage(a);
     if let Some(d) = &damage {
         checks.push(d.clone());

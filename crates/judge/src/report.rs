@@ -78,9 +78,17 @@ pub struct RankReport {
 /// The cross-rank figures and the rank that decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AcrossReport {
-    /// The rank with the worst verdict; among equals, the lowest occupancy excluding wait, then
+    /// The rank that makes the others wait ([`AcrossReport::culprit`]) when there is one; else
+    /// the rank with the worst verdict, among equals the lowest occupancy excluding wait, then
     /// the lowest rank.
     pub worst_rank: u64,
+    /// The rank whose late launches make the others wait: its GPU idles before each replay while
+    /// theirs wait inside collectives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<u64>,
+    /// The ranks that wait for the culprit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<u64>,
     /// The figures.
     #[serde(flatten)]
     pub figures: Across,

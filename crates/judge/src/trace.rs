@@ -169,7 +169,7 @@ fn occupancy_hint(r: &ReplaySummary, f: &Figures) -> String {
 
 /// Idle time before a replay below which the device did not wait for a launch (kernels of one
 /// replay are 2–6 µs apart on an H200).
-const IDLE_BEFORE_SMALL_US: f64 = 20.0;
+pub(crate) const IDLE_BEFORE_SMALL_US: f64 = 20.0;
 
 /// An occupancy warning is a finding only where the GPU waited for the host. Where it waits less
 /// than [`IDLE_BEFORE_SMALL_US`] before each replay at the median, the idle time of the window

@@ -1011,7 +1011,9 @@ mod tests {
             assert!(row.contains(&want), "{row}");
         }
         assert!(
-            ranks.contains("<th>straggler</th><td>rank 1 (last to start on the GPU in 2 of 2 replays)</td>"),
+            ranks.contains(
+                "<th>straggler</th><td>none (last to start on the GPU: rank 1 in 2 of 2 replays)</td>"
+            ),
             "{ranks}"
         );
         assert!(ranks.contains("<th>worst rank</th><td>rank 0</td>"), "{ranks}");

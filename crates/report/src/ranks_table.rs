@@ -432,6 +432,7 @@ pub(crate) fn groups(r: &RanksReport) -> Vec<Group> {
     let mut items: Vec<(Verdict, f64, f64, f64, u64)> =
         r.ranks.iter().map(|k| (k.verdict, of(0, k.rank), of(5, k.rank), of(6, k.rank), k.rank)).collect();
     let severity = |v: Verdict| match v {
+        Verdict::Inconclusive => -1,
         Verdict::Fail => 0,
         Verdict::Inconclusive => 1,
         Verdict::Warn => 2,

@@ -309,6 +309,10 @@ pub(super) fn spread(mut v: Vec<f64>) -> Spread {
     }
 }
 
+/// The median spread of replay starts across ranks below which no rank is named a straggler: the
+/// idle time before a replay under which a GPU did not wait for a launch.
+pub const STRAGGLER_MIN_SKEW_US: f64 = 20.0;
+
 pub(super) fn skew(data: &[RankData], replays: usize, keep: &dyn Fn(&[i64]) -> bool) -> Option<Skew> {
     let mut gpu = Vec::new();
     let mut launch = Vec::new();
@@ -333,11 +337,16 @@ pub(super) fn skew(data: &[RankData], replays: usize, keep: &dyn Fn(&[i64]) -> b
         return None;
     }
     let most = *last.iter().max().expect("ranks");
-    let straggler = (most > 0 && last.iter().filter(|&&n| n == most).count() == 1)
+    let gpu_start = spread(gpu.clone());
+    // A rank last by a few µs makes nobody wait: the healthy TP=2 pair starts its replays 0.6 µs
+    // apart at the median.
+    let straggler = (most > 0
+        && last.iter().filter(|&&n| n == most).count() == 1
+        && gpu_start.p50_us >= STRAGGLER_MIN_SKEW_US)
         .then(|| data[last.iter().position(|&n| n == most).expect("max")].rank);
     Some(Skew {
         replays: gpu.len() as u64,
-        gpu_start: spread(gpu),
+        gpu_start,
         launch_start: spread(launch),
         last_to_start: data.iter().zip(&last).map(|(d, &n)| RankCount { rank: d.rank, replays: n }).collect(),
         straggler,

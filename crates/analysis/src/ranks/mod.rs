@@ -36,7 +36,7 @@
 //!   p50, p99, max. The rank that started a replay strictly last is its straggler; the rank most
 //!   often last is *the* straggler. `skew_common` keeps the replays whose first GPU activity
 //!   starts inside the common window (`start ≤ t < end`) on every rank.
-mod collectives;
+pub mod collectives;
 mod identify;
 
 use launchguard_trace::Trace;
