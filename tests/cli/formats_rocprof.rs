@@ -86,9 +86,9 @@ pub fn assert_same(want: &Value, got: &Value, what: &str) {
 }
 
 /// `--within` selects by the host ranges (markers, NVTX): these formats hold no copy of a range
-/// on the GPU (Kineto's `gpu_user_annotation`), so the GPU work selected is what ran while a
-/// host range was open, not Kineto's selection; asserted here to read them, checked against the
-/// whole trace's activities.
+/// on the GPU (Kineto's `gpu_user_annotation`), so the GPU work selected is what was launched
+/// inside a host range (matched by correlation id); asserted here to read them: some GPU work,
+/// and never more than the whole trace's.
 pub fn within_reads_the_ranges(path: &Path) {
     let (code, v) = analyze_json(path, &["--within", "probe::replay"]);
     assert!(code == 0 || code == 1, "{}: --within exit {code}", path.display());
@@ -96,7 +96,7 @@ pub fn within_reads_the_ranges(path: &Path) {
     let (_, all) = analyze_json(path, &[]);
     let (inside, every) =
         (v["devices"][0]["activities"].as_u64().unwrap(), all["devices"][0]["activities"].as_u64().unwrap());
-    assert!(inside > 0 && inside < every, "{inside} of {every} activities within the host ranges");
+    assert!(inside > 0 && inside <= every, "{inside} of {every} activities within the host ranges");
 }
 
 /// `v` with HIP's launch API named as CUDA's, for messages that name it.

@@ -434,10 +434,9 @@ pub(crate) fn groups(r: &RanksReport) -> Vec<Group> {
     let severity = |v: Verdict| match v {
         Verdict::Inconclusive => -1,
         Verdict::Fail => 0,
-        Verdict::Inconclusive => 1,
-        Verdict::Warn => 2,
-        Verdict::Pass => 3,
-        Verdict::Skip => 4,
+        Verdict::Warn => 1,
+        Verdict::Pass => 2,
+        Verdict::Skip => 3,
     };
     items.sort_by(|a, b| severity(a.0).cmp(&severity(b.0)).then(a.1.total_cmp(&b.1)).then(a.4.cmp(&b.4)));
     let near =
