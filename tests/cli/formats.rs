@@ -191,7 +191,8 @@ fn a_check_in_every_format() {
     let run = labeled.join("reference-healthy-01");
     let python = labeled.join("replay-python");
     render_command(
-        &["check", "--python", python.to_str().unwrap(), "--preset", "reference"],
+        // Wide: a message names the interpreter's path, whose length follows the checkout's.
+        &["check", "--python", python.to_str().unwrap(), "--preset", "reference", "--width", "1000"],
         &[("LG_REPLAY_DIR", run.as_path())],
     )
     // The kept trace holds the interpreter's path, so its size follows the checkout's path.
