@@ -73,10 +73,14 @@ def test_an_inconclusive_trace_fails_one_more_test_with_the_reason(pytester: pyt
 
 
 def test_warnings_can_be_made_errors(pytester: pytest.Pytester, h200: Path):
-    _, doc = binary_json("analyze", str(h200 / "healthy_clean.json.gz"))
+    # The healthy trace passes as judged; a stricter occupancy limit held as written (89.8% busy,
+    # warn below 95%) gives it a warning to make an error of.
+    strict = ["--adapt-limits=false", "--occupancy-warn=0.95"]
+    _, doc = binary_json("analyze", str(h200 / "healthy_clean.json.gz"), *strict)
     warned = [c["id"] for c in doc["checks"] if c["status"] == "warn"]
     result = pytester.runpytest_subprocess(
         f"--launchguard-trace={h200 / 'healthy_clean.json.gz'}",
+        *(f"--launchguard-arg={a}" for a in strict),
         "-W",
         "error::launchguard.pytest_plugin.LaunchguardWarning",
     )
