@@ -169,6 +169,20 @@ fn read_input(
     (builder, result, offset)
 }
 
+/// The error of a reader stopped at a cap or out of memory: what it read is not the trace.
+pub(crate) fn refuse_stopped(
+    builder: &TimelineBuilder,
+    source: &SourceInfo,
+    limits: &Limits,
+) -> Result<(), TraceError> {
+    let path = source.path.clone();
+    match builder.stopped() {
+        Some(Stopped::Cap(cap)) => Err(TraceError::Cap { path, cap, what: cap.what(limits) }),
+        Some(Stopped::Memory) => Err(TraceError::OutOfMemory { path, events: builder.events() }),
+        None => Ok(()),
+    }
+}
+
 /// The trace from what the parser left in `builder` and how it ended.
 fn finish(
     builder: TimelineBuilder,
@@ -177,13 +191,9 @@ fn finish(
     offset: u64,
     limits: &Limits,
 ) -> Result<Trace, TraceError> {
-    let path = source.path.clone();
     // First: a parser stopped at a cap may have ended in any state.
-    match builder.stopped() {
-        Some(Stopped::Cap(cap)) => return Err(TraceError::Cap { path, cap, what: cap.what(limits) }),
-        Some(Stopped::Memory) => return Err(TraceError::OutOfMemory { path, events: builder.events() }),
-        None => {}
-    }
+    refuse_stopped(&builder, &source, limits)?;
+    let path = source.path.clone();
     let truncated = match result {
         Ok(true) => None,
         Ok(false) => {

@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::TraceError;
-use crate::event::{RawEvent, Scalar, Stopped, TimelineBuilder};
+use crate::event::{RawEvent, Scalar, TimelineBuilder};
 use crate::input::{self, SourceInfo};
 use crate::limits::Limits;
 use crate::Trace;
@@ -146,12 +146,8 @@ pub(crate) fn finish(
     source: SourceInfo,
     limits: &Limits,
 ) -> Result<Trace, TraceError> {
+    crate::refuse_stopped(&builder, &source, limits)?;
     let path = source.path.clone();
-    match builder.stopped() {
-        Some(Stopped::Cap(cap)) => return Err(TraceError::Cap { path, cap, what: cap.what(limits) }),
-        Some(Stopped::Memory) => return Err(TraceError::OutOfMemory { path, events: builder.events() }),
-        None => {}
-    }
     let timeline = builder.finish();
     if timeline.events == 0 {
         return Err(TraceError::NoEvents(path));
