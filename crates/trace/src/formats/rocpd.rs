@@ -54,6 +54,26 @@ struct Run<'a> {
 }
 
 /// An integer from a cell of any type (SQLite's columns are not typed): `None` otherwise.
+/// One GPU activity from a row `(start, end, agent, queue, name, correlation id)`, as the kernel
+/// and copy queries select it; `unnamed` where the name is null.
+fn push_gpu_row(b: &mut TimelineBuilder, r: &rusqlite::Row<'_>, cat: &str, unnamed: &str) -> bool {
+    let (device, queue, name) =
+        (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), label(r.get_ref_unwrap(4)));
+    push(
+        b,
+        &Record {
+            cat,
+            name: name.as_deref().unwrap_or(unnamed),
+            device: device.as_deref(),
+            stream: queue.as_deref(),
+            thread: None,
+            start: int(r.get_ref_unwrap(0)),
+            end: int(r.get_ref_unwrap(1)),
+            correlation: int(r.get_ref_unwrap(5)).and_then(|c| u64::try_from(c).ok()),
+        },
+    )
+}
+
 pub(crate) fn int(v: ValueRef<'_>) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
@@ -205,23 +225,7 @@ impl<'a> Run<'a> {
             "SELECT {start}, {end}, {device}, {queue}, {name}, {corr} FROM {} X{time_joins}{track_join}{agent_join}{ev_join}{sym_join}",
             quote(&kd)
         );
-        self.rows(&sql, |r| {
-            let (device, queue, name) =
-                (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), label(r.get_ref_unwrap(4)));
-            push(
-                b,
-                &Record {
-                    cat: "kernel",
-                    name: name.as_deref().unwrap_or(""),
-                    device: device.as_deref(),
-                    stream: queue.as_deref(),
-                    thread: None,
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: int(r.get_ref_unwrap(5)).and_then(|c| u64::try_from(c).ok()),
-                },
-            )
-        })
+        self.rows(&sql, |r| push_gpu_row(b, r, "kernel", ""))
     }
 
     fn copies(&self, b: &mut TimelineBuilder) -> Result<(), TraceError> {
@@ -240,23 +244,7 @@ impl<'a> Run<'a> {
             "SELECT {start}, {end}, {device}, {queue}, {name}, {corr} FROM {} X{time_joins}{track_join}{dst_join}{src_join}{ev_join}{name_join}",
             quote(&mc)
         );
-        self.rows(&sql, |r| {
-            let (device, queue, name) =
-                (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), label(r.get_ref_unwrap(4)));
-            push(
-                b,
-                &Record {
-                    cat: "gpu_memcpy",
-                    name: name.as_deref().unwrap_or("memory copy"),
-                    device: device.as_deref(),
-                    stream: queue.as_deref(),
-                    thread: None,
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: int(r.get_ref_unwrap(5)).and_then(|c| u64::try_from(c).ok()),
-                },
-            )
-        })
+        self.rows(&sql, |r| push_gpu_row(b, r, "gpu_memcpy", "memory copy"))
     }
 
     /// `(S.string, join)` of a `rocpd_string` id column of the row.
