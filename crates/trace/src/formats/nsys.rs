@@ -68,16 +68,8 @@ impl Export<'_> {
         }
     }
 
-    fn rows(&self, sql: &str, mut each: impl FnMut(&rusqlite::Row<'_>) -> bool) -> Result<(), TraceError> {
-        let err = |e| self.db.error(e);
-        let mut stmt = self.db.conn.prepare(sql).map_err(err)?;
-        let mut rows = stmt.query([]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            if !each(row) {
-                break;
-            }
-        }
-        Ok(())
+    fn rows(&self, sql: &str, each: impl FnMut(&rusqlite::Row<'_>) -> bool) -> Result<(), TraceError> {
+        self.db.rows(sql, each)
     }
 
     /// An enum table's column by id (`ENUM_CUDA_MEM_KIND.label`), empty when absent.

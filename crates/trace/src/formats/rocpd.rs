@@ -193,16 +193,8 @@ impl<'a> Run<'a> {
     }
 
     /// Runs `sql` and hands each row to `each` until it says stop.
-    fn rows(&self, sql: &str, mut each: impl FnMut(&rusqlite::Row<'_>) -> bool) -> Result<(), TraceError> {
-        let err = |e| self.db.error(e);
-        let mut stmt = self.db.conn.prepare(sql).map_err(err)?;
-        let mut rows = stmt.query([]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            if !each(row) {
-                break;
-            }
-        }
-        Ok(())
+    fn rows(&self, sql: &str, each: impl FnMut(&rusqlite::Row<'_>) -> bool) -> Result<(), TraceError> {
+        self.db.rows(sql, each)
     }
 
     fn kernels(&self, b: &mut TimelineBuilder) -> Result<(), TraceError> {

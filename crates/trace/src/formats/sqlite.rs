@@ -104,6 +104,23 @@ impl Database {
         rows.collect::<Result<Vec<_>, _>>().map_err(err)
     }
 
+    /// Runs `sql` and hands each row to `each` until it says stop.
+    pub fn rows(
+        &self,
+        sql: &str,
+        mut each: impl FnMut(&rusqlite::Row<'_>) -> bool,
+    ) -> Result<(), TraceError> {
+        let err = |e| self.error(e);
+        let mut stmt = self.conn.prepare(sql).map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            if !each(row) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// The error for this database.
     pub fn error(&self, e: rusqlite::Error) -> TraceError {
         error(self.path(), e)
