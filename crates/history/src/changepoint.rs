@@ -159,7 +159,8 @@ fn divisive(x: &[f64], start: usize, end: usize, cfg: &Config, rng: &mut ChaCha8
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((tau, q)) = best else { break };
         let segments: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-        if !significant(x, &segments, q, cfg, rng, &mut scratch).0 {
+        let statistic = |y: &[f64], s: &mut Scratch| best_split(y, cfg.min_size, s).map(|(_, q)| q);
+        if !permutation_test(x, &segments, q, cfg, rng, &mut scratch, statistic).0 {
             break;
         }
         found.push(tau);
@@ -168,35 +169,6 @@ fn divisive(x: &[f64], start: usize, end: usize, cfg: &Config, rng: &mut ChaCha8
     }
     found.sort_unstable();
     found
-}
-
-/// The permutation test of a best statistic `q` over `segments`: whether it is significant, and
-/// its p-value (an upper bound when the shuffles stopped early).
-fn significant(
-    x: &[f64],
-    segments: &[(usize, usize)],
-    q: f64,
-    cfg: &Config,
-    rng: &mut ChaCha8Rng,
-    scratch: &mut Scratch,
-) -> (bool, f64) {
-    let min_size = cfg.min_size;
-    permutation_test(x, segments, q, cfg, rng, scratch, |y, s| best_split(y, min_size, s).map(|(_, q)| q))
-}
-
-/// The permutation test of the split at `t` of `x[a..b)` alone: the two-sample energy test, for
-/// a point whose place is already chosen.
-fn significant_at(
-    x: &[f64],
-    (a, b): (usize, usize),
-    t: usize,
-    cfg: &Config,
-    rng: &mut ChaCha8Rng,
-    scratch: &mut Scratch,
-) -> (bool, f64, f64) {
-    let q = q_at(&x[a..b], t - a, scratch);
-    let (ok, p) = permutation_test(x, &[(a, b)], q, cfg, rng, scratch, |y, s| Some(q_at(y, t - a, s)));
-    (ok, p, q)
 }
 
 /// Shuffles each segment, `permutations` times at most, and counts the shuffles whose
@@ -252,7 +224,10 @@ fn merge(x: &[f64], mut points: Vec<usize>, cfg: &Config, rng: &mut ChaCha8Rng) 
         if t - a < cfg.min_size || b - t < cfg.min_size {
             return None;
         }
-        let (ok, p, q) = significant_at(x, (a, b), t, cfg, rng, &mut scratch);
+        // The two-sample energy test of the split at t alone: its place is already chosen.
+        let q = q_at(&x[a..b], t - a, &mut scratch);
+        let at_t = |y: &[f64], s: &mut Scratch| Some(q_at(y, t - a, s));
+        let (ok, p) = permutation_test(x, &[(a, b)], q, cfg, rng, &mut scratch, at_t);
         // The size of the change over the whole levels either side, as reports state it.
         let rel = relative_change(&x[lo..t], &x[t..hi]);
         Some((if ok { p } else { p.max(cfg.alpha + f64::EPSILON) }, rel, q))

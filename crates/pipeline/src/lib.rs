@@ -96,20 +96,25 @@ pub fn judge(
     settings: &Settings,
     keep: Keep,
 ) -> Result<JudgedRun, PipelineError> {
+    let job = Job { read, measure, settings, keep };
     match paths {
         [] => Err(PipelineError::NoInput),
-        [one] => judge_one(one, read, measure, settings, keep),
-        several => judge_ranks(several, read, measure, settings, keep),
+        [one] => judge_one(one, &job),
+        several => judge_ranks(several, &job),
     }
 }
 
-fn judge_one(
-    path: &Path,
-    read: &ReadOptions,
-    measure: &Options,
-    settings: &Settings,
+/// What [`judge`] was asked, handed on whole.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    read: &'a ReadOptions,
+    measure: &'a Options,
+    settings: &'a Settings,
     keep: Keep,
-) -> Result<JudgedRun, PipelineError> {
+}
+
+fn judge_one(path: &Path, job: &Job) -> Result<JudgedRun, PipelineError> {
+    let Job { read, measure, settings, keep } = *job;
     let (trace, notice) = read_trace(path, read)?;
     let figures = analyze(&trace, measure)?;
     usable(&figures, path)?;
@@ -133,13 +138,8 @@ struct Measured {
     notice: Option<String>,
 }
 
-fn judge_ranks(
-    paths: &[PathBuf],
-    read: &ReadOptions,
-    measure: &Options,
-    settings: &Settings,
-    keep: Keep,
-) -> Result<JudgedRun, PipelineError> {
+fn judge_ranks(paths: &[PathBuf], job: &Job) -> Result<JudgedRun, PipelineError> {
+    let Job { read, measure, settings, keep } = *job;
     if measure.within.is_some() {
         return Err(PipelineError::WithinRanks);
     }

@@ -57,9 +57,19 @@ pub struct Mapped {
 }
 
 impl Mapped {
-    /// The whole map (for releasing pages already parsed).
-    pub(crate) fn map(&self) -> &Mmap {
-        &self.map
+    /// Lets the whole pages of text bytes `start..end` (offsets into the text) leave memory:
+    /// a reader calls it on what it has parsed, so that a large file's pages do not pile up.
+    pub(crate) fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let (from, to) = ((self.start + start).next_multiple_of(PAGE), (self.start + end) / PAGE * PAGE);
+        if to > from {
+            // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
+            // pages hold the file's bytes again when read (the bytes do not change under a
+            // borrow). Only whole pages already parsed are dropped; a failure is harmless.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
+        }
     }
 
     /// Where the text starts in the file.

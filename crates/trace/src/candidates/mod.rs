@@ -35,7 +35,11 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use rayon::prelude::*;
 
 use crate::event::{Scalar, TimelineBuilder};
-use crate::fast::{array::Release, chunks::guess_start, exact_error, merge, top, Reopen};
+use crate::fast::{
+    array::Release,
+    chunks::{guess_last, guess_start},
+    exact_error, merge, top, Reopen,
+};
 use crate::limits::Limits;
 use crate::simple;
 use crate::tail::{self, Stop};
@@ -127,24 +131,6 @@ fn comma_before(buf: &[u8], g: usize) -> usize {
     buf[..g].iter().rposition(|&b| b == b',').expect("a guessed start follows a comma")
 }
 
-/// The last guessed element start after `from`.
-fn guess_last(buf: &[u8], from: usize) -> Option<usize> {
-    let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
-    let mut end = buf.len();
-    while let Some(off) = memchr::memrchr(b',', &buf[from..end]) {
-        let comma = from + off;
-        end = comma;
-        let before = buf[..comma].iter().rposition(|&b| !ws(b));
-        let after = buf[comma + 1..].iter().position(|&b| !ws(b)).map(|p| comma + 1 + p);
-        if let (Some(b), Some(a)) = (before, after) {
-            if buf[b] == b'}' && buf[a] == b'{' {
-                return Some(a);
-            }
-        }
-    }
-    None
-}
-
 /// The reference parser from `start` (an element start, or just after `[`) to the end of the
 /// document, pushing into `builder`, then only whitespace to the end of `buf` (which holds the
 /// rest of the text; `buf[0]` is at offset `at` of the text); an error is worded with the file's
@@ -171,17 +157,7 @@ pub(crate) fn parse_mapped(
     mapped: &crate::input::Mapped,
     builder: &mut TimelineBuilder,
 ) -> Outcome {
-    const PAGE: usize = 4096;
-    let (map, offset) = (mapped.map(), mapped.start());
-    let release = |start: usize, end: usize| {
-        let (from, to) = ((offset + start).next_multiple_of(PAGE), (offset + end) / PAGE * PAGE);
-        if to > from {
-            // SAFETY: as in `fast::parse_mapped`: the map is read-only and private, dropped pages
-            // read back the file's bytes.
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
-        }
-    };
+    let release = |start: usize, end: usize| mapped.release(start, end);
     parse_slice(krate, mapped, PART, &release, builder)
 }
 

@@ -12,6 +12,7 @@ use std::marker::PhantomData;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::event::{RawEvent, Scalar, TimelineBuilder};
+use crate::fast::members::{Object, Slot};
 
 /// How a crate gives a scalar field: numbers as their text where it can.
 pub(crate) trait Flavor {
@@ -66,71 +67,23 @@ impl<'de, F: Flavor> DeserializeSeed<'de> for Element<'_, F> {
     }
 }
 
-/// The members of an event the analysis reads.
-enum Key {
-    Ph,
-    Cat,
-    Name,
-    Pid,
-    Tid,
-    Ts,
-    Dur,
-    Args,
-    Other,
-}
+/// A key read as the slot it fills in an object of kind `0`, by the byte scanner's own table.
+struct SlotIn(Object);
 
-impl<'de> de::Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
-                Ok(match k {
-                    "ph" => Key::Ph,
-                    "cat" => Key::Cat,
-                    "name" => Key::Name,
-                    "pid" => Key::Pid,
-                    "tid" => Key::Tid,
-                    "ts" => Key::Ts,
-                    "dur" => Key::Dur,
-                    "args" => Key::Args,
-                    _ => Key::Other,
-                })
-            }
-        }
-        d.deserialize_identifier(V)
+impl<'de> DeserializeSeed<'de> for SlotIn {
+    type Value = Slot;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Slot, D::Error> {
+        d.deserialize_identifier(self)
     }
 }
 
-/// The members of `args` the analysis reads.
-enum ArgKey {
-    Device,
-    Stream,
-    Correlation,
-    Other,
-}
-
-impl<'de> de::Deserialize<'de> for ArgKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ArgKey, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ArgKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, k: &str) -> Result<ArgKey, E> {
-                Ok(match k {
-                    "device" => ArgKey::Device,
-                    "stream" => ArgKey::Stream,
-                    "correlation" => ArgKey::Correlation,
-                    _ => ArgKey::Other,
-                })
-            }
-        }
-        d.deserialize_identifier(V)
+impl Visitor<'_> for SlotIn {
+    type Value = Slot;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: de::Error>(self, k: &str) -> Result<Slot, E> {
+        Ok(Slot::of(self.0, k.as_bytes()))
     }
 }
 
@@ -143,17 +96,17 @@ impl<'de, F: Flavor> Visitor<'de> for Element<'_, F> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut ev = RawEvent::default();
-        while let Some(key) = map.next_key::<Key>()? {
+        while let Some(key) = map.next_key_seed(SlotIn(Object::Event))? {
             match key {
-                Key::Ph => ev.ph = map.next_value_seed(Text)?,
-                Key::Cat => ev.cat = map.next_value_seed(Text)?,
-                Key::Name => ev.name = map.next_value_seed(Text)?,
-                Key::Pid => ev.pid = F::scalar(&mut map)?,
-                Key::Tid => ev.tid = F::scalar(&mut map)?,
-                Key::Ts => ev.ts = F::time(&mut map)?,
-                Key::Dur => ev.dur = F::time(&mut map)?,
-                Key::Args => map.next_value_seed(Args::<F> { ev: &mut ev, flavor: PhantomData })?,
-                Key::Other => drop(map.next_value::<IgnoredAny>()?),
+                Slot::Ph => ev.ph = map.next_value_seed(Text)?,
+                Slot::Cat => ev.cat = map.next_value_seed(Text)?,
+                Slot::Name => ev.name = map.next_value_seed(Text)?,
+                Slot::Pid => ev.pid = F::scalar(&mut map)?,
+                Slot::Tid => ev.tid = F::scalar(&mut map)?,
+                Slot::Ts => ev.ts = F::time(&mut map)?,
+                Slot::Dur => ev.dur = F::time(&mut map)?,
+                Slot::Args => map.next_value_seed(Args::<F> { ev: &mut ev, flavor: PhantomData })?,
+                _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
         if ev.ph.as_deref() == Some("M") && ev.name.as_deref() == Some(crate::CONTEXT_EVENT) {
@@ -223,12 +176,12 @@ impl<'de, F: Flavor> Visitor<'de> for Args<'_, 'de, F> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<ArgKey>()? {
+        while let Some(key) = map.next_key_seed(SlotIn(Object::Args))? {
             match key {
-                ArgKey::Device => self.ev.device = F::scalar(&mut map)?,
-                ArgKey::Stream => self.ev.stream = F::scalar(&mut map)?,
-                ArgKey::Correlation => self.ev.correlation = F::scalar(&mut map)?,
-                ArgKey::Other => drop(map.next_value::<IgnoredAny>()?),
+                Slot::Device => self.ev.device = F::scalar(&mut map)?,
+                Slot::Stream => self.ev.stream = F::scalar(&mut map)?,
+                Slot::Correlation => self.ev.correlation = F::scalar(&mut map)?,
+                _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
         Ok(())

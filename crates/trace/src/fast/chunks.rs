@@ -137,6 +137,24 @@ pub(crate) fn parse(
     end
 }
 
+/// The last guessed element start at or after `from`.
+pub(crate) fn guess_last(buf: &[u8], from: usize) -> Option<usize> {
+    let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+    let mut end = buf.len();
+    while let Some(off) = memchr::memrchr(b',', &buf[from.min(end)..end]) {
+        let comma = from + off;
+        end = comma;
+        let before = buf[..comma].iter().rposition(|&b| !ws(b));
+        let after = buf[comma + 1..].iter().position(|&b| !ws(b)).map(|p| comma + 1 + p);
+        if let (Some(b), Some(a)) = (before, after) {
+            if buf[b] == b'}' && buf[a] == b'{' {
+                return Some(a);
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

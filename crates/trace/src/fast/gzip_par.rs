@@ -37,6 +37,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::array::{self, After, End};
+use super::chunks::guess_last;
 use super::stream::{self, Again};
 use super::{element_level, merge, top};
 use crate::event::TimelineBuilder;
@@ -123,24 +124,6 @@ enum Cut {
     /// The stream failed (a decoder error, a cap on text, a bomb), or no element start was found
     /// in the text it may hold.
     Failed,
-}
-
-/// The last guessed element start at or after `from`.
-fn guess_last(buf: &[u8], from: usize) -> Option<usize> {
-    let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
-    let mut end = buf.len();
-    while let Some(off) = memchr::memrchr(b',', &buf[from.min(end)..end]) {
-        let comma = from + off;
-        end = comma;
-        let before = buf[..comma].iter().rposition(|&b| !ws(b));
-        let after = buf[comma + 1..].iter().position(|&b| !ws(b)).map(|p| comma + 1 + p);
-        if let (Some(b), Some(a)) = (before, after) {
-            if buf[b] == b'}' && buf[a] == b'{' {
-                return Some(a);
-            }
-        }
-    }
-    None
 }
 
 /// Reads up to `block` more bytes onto `window`: `Ok(false)` once the stream has ended. Only

@@ -18,7 +18,7 @@ pub(crate) mod exact_error;
 mod fields;
 mod gzip_par;
 mod lexeme;
-mod members;
+pub(crate) mod members;
 pub(crate) mod merge;
 mod stream;
 pub(crate) mod top;
@@ -62,18 +62,7 @@ fn element_level(bare: bool) -> u32 {
 
 /// Parses a mapped file, letting the pages already parsed leave memory as it goes.
 pub(crate) fn parse_mapped(mapped: &crate::input::Mapped, builder: &mut TimelineBuilder) -> tail::Outcome {
-    const PAGE: usize = 4096;
-    let (map, offset) = (mapped.map(), mapped.start());
-    let release = |start: usize, end: usize| {
-        let (from, to) = ((offset + start).next_multiple_of(PAGE), (offset + end) / PAGE * PAGE);
-        if to > from {
-            // SAFETY: the map is read-only and private and nothing ever writes to it, so dropped
-            // pages hold the file's bytes again when read (the bytes do not change under a
-            // borrow). Only whole pages already parsed are dropped; a failure is harmless.
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
-        }
-    };
+    let release = |start: usize, end: usize| mapped.release(start, end);
     parse_slice(mapped, &release, builder)
 }
 
