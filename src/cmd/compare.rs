@@ -190,6 +190,7 @@ fn context_samples(a: &Analysis, rank: Option<u64>) -> Option<RunSamples> {
         gpu_after: gpu("after"),
         occupancy: None,
         launches: Vec::new(),
+        sync_over_gpu: w.phases.get("before").map(|p| p.sync_over_gpu()).unwrap_or_default(),
     })
 }
 

@@ -97,6 +97,10 @@ pub struct RunSamples {
     pub occupancy: Option<f64>,
     /// Graph-launch call durations of the profiled replays.
     pub launches: Vec<f64>,
+    /// What each step-synchronous step cost the host over the GPU time per replay (the step's
+    /// host time less the process's own back-to-back GPU time per replay): each process picks its
+    /// own GEMMs, so its GPU time is taken out before runs are compared.
+    pub sync_over_gpu: Vec<f64>,
 }
 
 /// How the bootstrap runs.
@@ -162,6 +166,16 @@ pub fn metrics<'a>(
             &cur.launches,
             b,
         ));
+        // Results of a workload without step-synchronous steps have nothing to say about them.
+        if !(base.sync_over_gpu.is_empty() && cur.sync_over_gpu.is_empty()) {
+            add(samples(
+                "sync_step",
+                "step-synchronous step over the GPU time per replay, profiler never started",
+                &base.sync_over_gpu,
+                &cur.sync_over_gpu,
+                b,
+            ));
+        }
     }
     out
 }

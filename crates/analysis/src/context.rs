@@ -146,6 +146,12 @@ impl PhaseReport {
         }
     }
 
+    /// What each step-synchronous step cost the host over this phase's GPU time per replay, µs
+    /// (empty without either).
+    pub fn sync_over_gpu(&self) -> Vec<f64> {
+        self.gpu_us_per_replay.map_or_else(Vec::new, |g| self.sync_step_us.iter().map(|s| s - g).collect())
+    }
+
     /// Adds the step-synchronous replays: the host time of each step and the GPU time of each
     /// replay, µs.
     pub fn with_sync(mut self, sync_step_us: Vec<f64>, sync_gpu_us: Vec<f64>) -> Self {

@@ -75,6 +75,19 @@ fn usable_samples(r: &RunSamples) -> Result<(), String> {
             return Err(format!("{what}: sample {i} is {v} µs; a time must be from 0 to {MAX_US:e} µs"));
         }
     }
+    if r.sync_over_gpu.len() > MAX_SAMPLES {
+        return Err(format!(
+            "{} step-synchronous steps, more than the {MAX_SAMPLES} a result may hold",
+            r.sync_over_gpu.len()
+        ));
+    }
+    if let Some((i, v)) =
+        r.sync_over_gpu.iter().enumerate().find(|(_, v)| !(v.is_finite() && v.abs() <= MAX_US))
+    {
+        return Err(format!(
+            "step-synchronous step {i} is {v} µs over the GPU time; a time must be within {MAX_US:e} µs"
+        ));
+    }
     for (what, values) in [("before", &r.host_before), ("after", &r.host_after)] {
         if values.is_empty() {
             return Err(format!("no host samples {what} the profiler session"));
@@ -113,6 +126,10 @@ pub fn samples(r: &CheckReport) -> Vec<RunSamples> {
                 phase: &str| { p.get(phase).map(|p| p.host_us.clone()).unwrap_or_default() };
     let gpu = |p: &std::collections::BTreeMap<String, launchguard_analysis::context::PhaseReport>,
                phase: &str| { p.get(phase).and_then(|p| p.gpu_us_per_replay) };
+    let sync_over_gpu = |p: &std::collections::BTreeMap<
+        String,
+        launchguard_analysis::context::PhaseReport,
+    >| { p.get("before").map(|b| b.sync_over_gpu()).unwrap_or_default() };
     match &r.across {
         Some(across) => r
             .ranks
@@ -132,6 +149,7 @@ pub fn samples(r: &CheckReport) -> Vec<RunSamples> {
                     launches: judged
                         .map(|k| k.analysis.figures.replays.iter().map(|x| x.launch_us).collect())
                         .unwrap_or_default(),
+                    sync_over_gpu: sync_over_gpu(&rank.phases),
                 }
             })
             .collect(),
@@ -147,6 +165,7 @@ pub fn samples(r: &CheckReport) -> Vec<RunSamples> {
                 .as_ref()
                 .map(|a| a.figures.replays.iter().map(|x| x.launch_us).collect())
                 .unwrap_or_default(),
+            sync_over_gpu: sync_over_gpu(&r.phases),
         }],
     }
 }
@@ -279,6 +298,50 @@ mod tests {
         // an improvement past the floor either (the floor is the baseline median itself).
         let m = metric(&compare(&cur, &base, &cfg(), false), "host_before").clone();
         assert_eq!((m.outcome, m.status), (Outcome::BelowFloor, Status::Pass), "{}", m.message);
+    }
+
+    /// The reference result with 300 step-synchronous steps `over` µs over its GPU time per
+    /// replay (plus a repeating 0–1.8 µs), that GPU time moved by `gpu_shift`.
+    fn with_steps(over: f64, gpu_shift: f64) -> CheckReport {
+        let mut r = reference();
+        let before = r.phases.get_mut("before").unwrap();
+        let g = before.gpu_us_per_replay.unwrap() + gpu_shift;
+        before.gpu_us_per_replay = Some(g);
+        let steps = (0..300).map(|i| g + over + f64::from(i % 7) * 0.3).collect();
+        *before = before.clone().with_sync(steps, Vec::new());
+        r
+    }
+
+    #[test]
+    fn a_step_synchronous_regression_is_judged_over_each_processs_gpu_time() {
+        // Healthy: 17.9 µs over (the H200 figure); the median over is 17.9 + 0.9 = 18.8
+        // (residues 0–3 of i mod 7 hold 43 steps each, so steps 150 and 151 have residue 3): the
+        // floor is max(5, 1.0 × 18.8) = 18.8 µs.
+        let base = with_steps(17.9, 0.0);
+        let verdict = |cur: &CheckReport| {
+            let c = compare(&base, cur, &cfg(), false);
+            let m = metric(&c, "sync_step").clone();
+            (m.status, m.limit, m.figures.shift)
+        };
+        // +25 µs per launch: 25 µs more per step clears the floor.
+        let (status, limit, shift) = verdict(&with_steps(42.9, 0.0));
+        assert_eq!(status, Status::Fail);
+        assert!((limit.unwrap() - 18.8).abs() < 1e-9 && (shift.unwrap() - 25.0).abs() < 1e-9);
+        // +10 µs: significant, under the floor.
+        assert_eq!(verdict(&with_steps(27.9, 0.0)).0, Status::Pass);
+        // Another process whose GEMMs take 30 µs more per replay, steps 30 µs longer with it: the
+        // host costs each step what it did.
+        let (status, _, shift) = verdict(&with_steps(17.9, 30.0));
+        assert_eq!(status, Status::Pass);
+        assert!(shift.unwrap().abs() < 1e-9);
+        // A baseline of an earlier workload (no steps) against one with steps: not measured there.
+        let c = compare(&reference(), &with_steps(42.9, 0.0), &cfg(), false);
+        assert_eq!(metric(&c, "sync_step").status, Status::Skip);
+        // Neither has steps: no such metric at all.
+        assert!(compare(&reference(), &reference(), &cfg(), false)
+            .metrics
+            .iter()
+            .all(|m| m.figures.id != "sync_step"));
     }
 
     #[test]

@@ -306,7 +306,8 @@ fn floor(id: &str, baseline_median: f64, cfg: &CompareConfig) -> f64 {
         "graph_launch" => (cfg.min_launch_shift_us, cfg.min_relative_shift),
         "idle_before" => (cfg.min_idle_shift_us, cfg.min_relative_shift),
         "gpu_span" => (0.0, cfg.max_gpu_increase),
-        // Host cost per replay: check's host_before / host_after, a trace's launch_interval.
+        // Host cost per replay: check's host_before / host_after, a trace's launch_interval; a
+        // step-synchronous step over the GPU time (sync_step).
         _ => (cfg.min_host_shift_us, cfg.min_relative_shift),
     };
     absolute.max(relative * baseline_median.abs())
