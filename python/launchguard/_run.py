@@ -101,7 +101,7 @@ def _run(command: str, args: list[str], positional: Iterable[PathLike] = ()) -> 
 
 
 def _inconclusive(code: int, stdout: bytes) -> Result | None:
-    """The result of a run whose trace lost GPU events: exit 2 with the report still written,
+    """The result of a run whose trace is damaged: exit 2 with the report still written,
     verdict ``inconclusive``; ``None`` for anything else (exit 2 is then an error)."""
     if code != 2:
         return None
@@ -127,7 +127,8 @@ def analyze(trace: PathLike | Sequence[PathLike], *, args: Sequence[str] = (), *
     ``options`` are the command's flags by name (``within="decode"``, ``config="lg.toml"``,
     ``occupancy_fail=0.7``, ``junit="out.xml"``); ``args`` are extra raw arguments.
     Raises :class:`LaunchguardError` where the binary exits 2 (unreadable trace, bad option); a
-    trace that lost GPU events is a result, verdict ``inconclusive`` (exit code 2) with a ``reason``.
+    damaged trace (lost GPU events, impossible causality) is a result, verdict ``inconclusive``
+    (exit code 2) with a ``reason``.
     """
     _reject_format(options)
     traces = [trace] if isinstance(trace, (str, os.PathLike)) else list(trace)

@@ -56,7 +56,8 @@ class Result:
     ``launchguard.check/1``."""
     verdict: str
     """Worst status of the checks: ``pass``, ``warn``, ``fail``; ``skip`` when nothing could run;
-    ``inconclusive`` when the trace lost GPU events (``reason`` says what and how it was told)."""
+    ``inconclusive`` when the trace lost GPU events or its causality is impossible (``reason``
+    says what and how it was told)."""
     checks: tuple[Check, ...]
     """All checks, in report order."""
     exit_code: int

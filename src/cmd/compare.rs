@@ -57,7 +57,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
 }
 
 /// For traces, the pairs of timelines the HTML page draws, one per rank the two runs share (the
-/// page picks which to draw when there are many), the ranks of a regression first.
+/// page picks which to draw when there are many): the rank that makes the others wait first, then
+/// the ranks of a regression.
 fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<Vec<[report::html::TraceSide<'a>; 2]>> {
     let (Side::Traces(b), Side::Traces(k)) = (sides[0], sides[1]) else { return None };
     let failing: Vec<u64> = c
@@ -67,7 +68,9 @@ fn traces<'a>(c: &Comparison, sides: [&'a Side; 2]) -> Option<Vec<[report::html:
         .filter_map(|m| m.figures.rank)
         .collect();
     let mut ranks: Vec<Option<u64>> = b.run.inputs.iter().map(|p| p.0).collect();
-    ranks.sort_by_key(|r| (!r.is_some_and(|r| failing.contains(&r)), *r));
+    ranks.sort_by_key(|r| {
+        (c.current.culprit.is_none() || *r != c.current.culprit, !r.is_some_and(|r| failing.contains(&r)), *r)
+    });
     ranks.dedup();
     let pairs: Vec<_> =
         ranks.into_iter().filter_map(|rank| Some([drawn_side(b, rank)?, drawn_side(k, rank)?])).collect();
@@ -218,6 +221,7 @@ fn compare_traces(b: &TraceSide, c: &TraceSide, settings: &Settings, force: bool
             Some(kernel_diff(side(bk, bg), side(ck, cg), *rank))
         })
         .collect();
+    judged.lead_with_culprit();
     judged
 }
 
@@ -227,6 +231,7 @@ fn info(side: &TraceSide) -> RunInfo {
     RunInfo {
         path: None,
         verdict: side.run.judged.verdict(),
+        reason: side.run.judged.reason().map(str::to_string),
         preset: w.map_or_else(|| "trace".to_string(), |w| w.workload.preset.clone()),
         gpu_name: a.devices.iter().find_map(|d| d.name.clone()),
         torch: w.and_then(|w| w.inventory.as_ref()).and_then(|i| i.torch.clone()),
@@ -240,6 +245,14 @@ fn info(side: &TraceSide) -> RunInfo {
                     k.analysis.figures.warnings.iter().map(move |w| format!("rank {}: {w}", k.rank))
                 })
                 .collect(),
+        },
+        culprit: match &side.run.judged {
+            Judged::Ranks(r) => r.across.culprit,
+            Judged::One(_) => None,
+        },
+        waiting: match &side.run.judged {
+            Judged::Ranks(r) => r.across.waiting.clone(),
+            Judged::One(_) => Vec::new(),
         },
     }
 }

@@ -3,7 +3,7 @@
 //! made here from the shared H200 traces, the way profilers lose events: at random, one replay in
 //! N kept, tracing stopped early, the profiler's own drop counter.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -193,10 +193,16 @@ fn every_format_says_inconclusive_and_ranks_and_comparisons_inherit_it() {
     let (code, out, _) = run(&["compare", src.to_str().unwrap(), path.to_str().unwrap(), "--format", "json"]);
     let c: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((code, c["verdict"].as_str()), (2, Some("inconclusive")));
-    assert!(c["reason"].as_str().unwrap().contains("current run's trace lost GPU events"), "{}", c["reason"]);
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the current run's own verdict is inconclusive (the trace lost GPU events")
+            && reason.contains("90 of 100 graph launches ran no GPU activity"),
+        "{reason}"
+    );
 }
 
-/// The damage rule on every real trace we hold: none lost events, so none is inconclusive.
+/// The damage rule on every real trace we hold: none lost events and none shows impossible
+/// causality, so none is inconclusive.
 #[test]
 fn no_real_trace_is_inconclusive() {
     let Some(shared) = shared_dir() else { return };
@@ -206,7 +212,15 @@ fn no_real_trace_is_inconclusive() {
     inputs.extend(
         ["examples/healthy_clean.json.gz", "examples/delay270_clean.json.gz"].map(|p| repo_root().join(p)),
     );
-    assert!(inputs.len() >= 18);
+    for format in ["nsys", "rocprofv3"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("formats").join(format))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        inputs.extend(files);
+    }
+    assert!(inputs.len() >= 22);
     for input in inputs {
         let (code, v) = analyze_json(&input, &[]);
         assert_ne!(code, 2, "{}", input.display());
@@ -217,6 +231,164 @@ fn no_real_trace_is_inconclusive() {
                 !checks.as_array().unwrap().iter().any(|c| c["id"] == "trace_damage"),
                 "{}",
                 input.display()
+            );
+        }
+        for figures in std::iter::once(&v).chain(ranks.iter().map(|r| &r["analysis"])) {
+            assert_eq!(figures.get("anomalies"), None, "{}", input.display());
+        }
+    }
+}
+
+/// `src` with each graph launch's GPU activities moved so that the first starts `lead_us` before
+/// the launch itself (the case: "launch → first kernel p50 −500.0 µs").
+fn kernels_before_launches(src: &Path, dir: &Path, name: &str, lead_us: f64) -> PathBuf {
+    let mut doc = read_trace(src);
+    let launched: HashMap<u64, f64> =
+        graph_launches(&doc).iter().filter_map(|l| Some((correlation(l)?, ts(l)))).collect();
+    let mut first: HashMap<u64, f64> = HashMap::new();
+    for e in doc["traceEvents"].as_array().unwrap().iter().filter(|e| is_gpu_activity(e)) {
+        if let Some(c) = correlation(e).filter(|c| launched.contains_key(c)) {
+            let t = first.entry(c).or_insert(f64::INFINITY);
+            *t = t.min(ts(e));
+        }
+    }
+    for e in events_mut(&mut doc).iter_mut().filter(|e| is_gpu_activity(e)) {
+        if let Some(c) = correlation(e).filter(|c| launched.contains_key(c)) {
+            e["ts"] = serde_json::json!(ts(e) + (launched[&c] - lead_us - first[&c]));
+        }
+    }
+    write_trace(dir, name, &doc)
+}
+
+/// `src` with each odd graph launch (in id order) and its GPU activities given the id of the
+/// launch before it: every second id joins two launches.
+fn correlation_ids_reused(src: &Path, dir: &Path, name: &str) -> PathBuf {
+    let mut doc = read_trace(src);
+    let mut ids: Vec<u64> = graph_launches(&doc).iter().filter_map(correlation).collect();
+    ids.sort_unstable();
+    let to: HashMap<u64, u64> = ids.chunks(2).filter(|c| c.len() == 2).map(|c| (c[1], c[0])).collect();
+    for e in events_mut(&mut doc).iter_mut() {
+        if let Some(&id) = correlation(e).and_then(|c| to.get(&c)) {
+            e["args"]["correlation"] = serde_json::json!(id);
+        }
+    }
+    write_trace(dir, name, &doc)
+}
+
+/// Launches whose first GPU activity starts more than `by` µs before them, and correlation ids
+/// that several launches carry, counted by the test from the events.
+fn impossible(path: &Path, by: f64) -> (usize, usize) {
+    let doc = read_trace(path);
+    let launches = graph_launches(&doc);
+    let gpu: Vec<&Value> =
+        doc["traceEvents"].as_array().unwrap().iter().filter(|e| is_gpu_activity(e)).collect();
+    let early = launches
+        .iter()
+        .filter(|l| {
+            let c = correlation(l);
+            let first =
+                gpu.iter().filter(|e| correlation(e) == c).map(|e| ts(e)).fold(f64::INFINITY, f64::min);
+            first < ts(l) - by
+        })
+        .count();
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    launches.iter().filter_map(correlation).for_each(|c| *seen.entry(c).or_default() += 1);
+    (early, seen.values().filter(|&&n| n > 1).count())
+}
+
+/// A trace whose causality is impossible is damaged: kernels that start before their launch
+/// (beyond the clocks' skew), one correlation id for several launches. Its verdict is
+/// `inconclusive` (exit 2, the report still printed) naming what, where and how many; a lead
+/// within the skew is not damage.
+#[test]
+fn impossible_causality_is_inconclusive_and_says_what_where_and_how_many() {
+    let Some(src) = shared("h200/healthy_clean.json.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let early = kernels_before_launches(&src, dir.path(), "early.json.gz", 500.0);
+    let reused = correlation_ids_reused(&src, dir.path(), "reused.json.gz");
+    assert_eq!(impossible(&early, 20.0), (100, 0));
+    assert_eq!(impossible(&reused, 20.0).1, 50);
+    for (path, said) in [
+        (&early, "in 100 replays the first GPU activity starts more than 20 µs before its launch (first: launch 0 at "),
+        (&reused, "50 correlation ids are each shared by several graph launches (first: correlation "),
+    ] {
+        let (code, v) = analyze_json(path, &[]);
+        assert_eq!((code, v["verdict"].as_str()), (2, Some("inconclusive")), "{said}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("the trace's causality is impossible, so it cannot say whether the GPU starved: ")
+                && reason.contains(said),
+            "{reason}"
+        );
+        let damage = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "trace_damage").unwrap();
+        assert_eq!(damage["status"], "warn");
+        let (code, text, err) = run(&["analyze", path.to_str().unwrap(), "--width", "400"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            text.contains("occupancy") && text.contains("verdict: INCONCLUSIVE (the trace's causality"),
+            "{text}"
+        );
+    }
+    // The figures are still shown as measured: the p50 of -500 µs from launch to kernel.
+    let (_, v) = analyze_json(&early, &[]);
+    let p50 = v["replay_summary"]["latency_p50_us"].as_f64().unwrap();
+    assert!((p50 + 500.0).abs() < 0.01, "{p50}");
+    // The host's and the GPU's clocks disagree by a few µs: a first kernel 5 µs before its
+    // launch is no damage.
+    let skewed = kernels_before_launches(&src, dir.path(), "skewed.json.gz", 5.0);
+    assert_eq!(impossible(&skewed, 0.0).0, 100);
+    let (code, v) = analyze_json(&skewed, &[]);
+    assert_ne!((code, v["verdict"].as_str()), (2, Some("inconclusive")), "{}", v["reason"]);
+    assert_eq!(v.get("anomalies"), None);
+}
+
+/// One rank whose causality is impossible makes the run of ranks inconclusive, naming the rank,
+/// and a comparison with that run cannot be used (exit 2), whichever side it is.
+#[test]
+fn a_rank_with_impossible_causality_makes_the_run_and_its_comparison_inconclusive() {
+    let Some(pair) = shared("h200x2") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rank1 = pair.join("tp2_rank1.json.gz");
+    for (damage, said) in [
+        ("early", "in 100 replays the first GPU activity starts more than 20 µs before its launch"),
+        ("reused", "50 correlation ids are each shared by several graph launches"),
+    ] {
+        let ranks = dir.path().join(damage);
+        std::fs::create_dir(&ranks).unwrap();
+        std::fs::copy(pair.join("tp2_rank0.json.gz"), ranks.join("tp2_rank0.json.gz")).unwrap();
+        let damaged = match damage {
+            "early" => kernels_before_launches(&rank1, &ranks, "tp2_rank1.json.gz", 500.0),
+            _ => correlation_ids_reused(&rank1, &ranks, "tp2_rank1.json.gz"),
+        };
+        let (early, shared_ids) = impossible(&damaged, 20.0);
+        assert_eq!(
+            if damage == "early" { early } else { shared_ids },
+            if damage == "early" { 100 } else { 50 }
+        );
+        let (code, v) = analyze_json(&ranks, &[]);
+        assert_eq!((code, v["verdict"].as_str()), (2, Some("inconclusive")), "{damage}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("rank 1: the trace's causality is impossible") && reason.contains(said),
+            "{reason}"
+        );
+        let (code, text, _) = run(&["analyze", ranks.to_str().unwrap(), "--width", "400"]);
+        assert_eq!(code, 2);
+        assert!(
+            text.contains("verdict: INCONCLUSIVE (rank 1: the trace's causality is impossible"),
+            "{text}"
+        );
+        for (baseline, current, side) in [(&pair, &ranks, "current run"), (&ranks, &pair, "baseline")] {
+            let (code, out, err) =
+                run(&["compare", baseline.to_str().unwrap(), current.to_str().unwrap(), "--format", "json"]);
+            let c: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+            assert_eq!((code, c["verdict"].as_str()), (2, Some("inconclusive")), "{damage} as the {side}");
+            let reason = c["reason"].as_str().unwrap();
+            assert!(
+                reason.starts_with(&format!(
+                    "the {side}'s own verdict is inconclusive (rank 1: the trace's causality is impossible"
+                )) && reason.contains(said),
+                "{reason}"
             );
         }
     }

@@ -472,11 +472,10 @@ fn a_slow_synchronous_step_fails_with_its_cost_per_step() {
     }
 }
 
-/// A profiled trace that lost kernels in the first run only: `check` runs the workload once more
-/// (a stand-in interpreter that answers with the damaged recording first, the whole one after),
-/// judges the second run and says so.
-#[test]
-fn a_damaged_trace_is_run_again_once_and_said_so() {
+/// `check` of the healthy reference run whose first workload run (every run: `every_run`)
+/// answers with its recording damaged by `damage`, every later run with the whole one (a
+/// stand-in interpreter); the output and its JSON.
+fn first_run_damaged(every_run: bool, damage: impl FnOnce(&mut Vec<Value>)) -> (Output, Value) {
     let healthy = run("reference-healthy-01");
     let src = labeled_dir().join(&healthy.name);
     let tmp = tempfile::tempdir().unwrap();
@@ -486,12 +485,7 @@ fn a_damaged_trace_is_run_again_once_and_said_so() {
         std::fs::copy(src.join(f), damaged.join(f)).unwrap();
     }
     let mut doc = crate::oracle::load(&src.join("trace.rank0.json.gz"));
-    let mut dropped = 0;
-    doc["traceEvents"].as_array_mut().unwrap().retain(|e| {
-        let drop = e["cat"] == "kernel" && dropped < 10;
-        dropped += usize::from(drop);
-        !drop
-    });
+    damage(doc["traceEvents"].as_array_mut().unwrap());
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     std::io::Write::write_all(&mut gz, &serde_json::to_vec(&doc).unwrap()).unwrap();
     std::fs::write(damaged.join("trace.rank0.json.gz"), gz.finish().unwrap()).unwrap();
@@ -504,7 +498,7 @@ fn a_damaged_trace_is_run_again_once_and_said_so() {
             "#!/bin/sh\nif [ \"$1\" = -u ]; then\n  if [ -e '{m}' ]; then export LG_REPLAY_DIR='{whole}'; \
              else touch '{m}'; export LG_REPLAY_DIR='{damaged}'; fi\nfi\nexec '{replay}' \"$@\"\n",
             m = marker.display(),
-            whole = src.display(),
+            whole = if every_run { &damaged } else { &src }.display(),
             damaged = damaged.display(),
             replay = labeled_dir().join("replay-python").display()
         ),
@@ -517,6 +511,21 @@ fn a_damaged_trace_is_run_again_once_and_said_so() {
         .output()
         .unwrap();
     let v = json_of(&out, "retried");
+    (out, v)
+}
+
+/// A profiled trace that lost kernels in the first run only: `check` runs the workload once more,
+/// judges the second run and says so.
+#[test]
+fn a_damaged_trace_is_run_again_once_and_said_so() {
+    let (out, v) = first_run_damaged(false, |events| {
+        let mut dropped = 0;
+        events.retain(|e| {
+            let drop = e["cat"] == "kernel" && dropped < 10;
+            dropped += usize::from(drop);
+            !drop
+        });
+    });
     let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
     assert_eq!(sanity.1, "pass", "{}", sanity.2);
     assert!(
@@ -526,4 +535,42 @@ fn a_damaged_trace_is_run_again_once_and_said_so() {
         sanity.2
     );
     assert_eq!(out.status.code(), Some(0), "{:?}", failed(&v));
+}
+
+/// A profiled trace whose kernels start before their launches records every replay (so
+/// `trace_sanity` passes) but is damaged all the same: `check` runs the workload once more and
+/// says why.
+#[test]
+fn a_trace_with_impossible_causality_is_run_again_once_and_said_so() {
+    let late = |events: &mut Vec<Value>| {
+        for e in events.iter_mut().filter(|e| e["name"] == "cudaGraphLaunch") {
+            e["ts"] = serde_json::json!(e["ts"].as_f64().unwrap() + 1_000_000.0);
+        }
+    };
+    let (out, v) = first_run_damaged(false, late);
+    let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
+    assert_eq!(sanity.1, "pass", "{}", sanity.2);
+    assert!(
+        sanity.2.contains(
+            "this is the workload's second run: the first run's profiled trace was damaged (the trace's causality is impossible"
+        ) && sanity.2.contains("replays the first GPU activity starts more than 20 µs before its launch"),
+        "{}",
+        sanity.2
+    );
+    // The second run is judged as any healthy run is (its label: healthy, not failed).
+    assert_eq!(out.status.code(), Some(0), "{:?}", failed(&v));
+    assert!(!checks(&v).iter().any(|c| c.0 == "trace_damage"), "{}", v["checks"]);
+
+    // Damaged again in the second run: inconclusive (exit 2), the reason said with the verdict.
+    let (out, v) = first_run_damaged(true, late);
+    assert_eq!((out.status.code(), v["verdict"].as_str()), (Some(2), Some("inconclusive")));
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "the trace's causality is impossible, so it cannot say whether the GPU starved: in 100 replays"
+        ),
+        "{reason}"
+    );
+    let sanity = checks(&v).into_iter().find(|c| c.0 == "trace_sanity").unwrap();
+    assert!(sanity.2.contains("this is the workload's second run"), "{}", sanity.2);
 }

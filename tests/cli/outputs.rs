@@ -188,7 +188,8 @@ fn csv_cells_are_never_formulas_and_numbers_stay_numbers() {
     let out = dir.path().join("csv");
     let r =
         run_in("formulas", dir.path(), &["analyze", s(&trace), "--csv", s(&out)], std::slice::from_ref(&out));
-    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    // Kernels before their launches: inconclusive, its tables written all the same.
+    assert_eq!(r.code, 2, "{}", r.stderr);
     let mut names = std::collections::BTreeSet::new();
     let mut rows = csv::Reader::from_path(out.join("kernels.csv")).unwrap();
     for row in rows.records() {
@@ -412,7 +413,8 @@ fn messages_say_what_happened() {
 }
 
 /// Kernels before their launch, and one correlation id for two launches: the analysis counts
-/// them, says what and where, and every format states it.
+/// them, says what and where, every format states it, and the verdict is `inconclusive` (exit 2,
+/// the report still printed) in `analyze` and in `compare` of either side.
 #[test]
 fn impossible_causality_is_said_with_what_and_where() {
     let dir = tempfile::tempdir().unwrap();
@@ -442,28 +444,40 @@ fn impossible_causality_is_said_with_what_and_where() {
             }
         }),
     );
-    for (path, kind, count, sentence) in [
-        (&early, "kernel_before_launch", 100, "impossible causality: in 100 replays the first GPU activity starts before its launch (first: launch 0 at "),
-        (&reused, "correlation_reused", 50, "impossible causality: 50 correlation ids are each shared by several graph launches (first: correlation "),
+    let whole = write_json(&dir.path().join("whole.json"), &example(false, |_| {}));
+    for (path, kind, count, what) in [
+        (&early, "kernel_before_launch", 100, "in 100 replays the first GPU activity starts more than 20 µs before its launch (first: launch 0 at "),
+        (&reused, "correlation_reused", 50, "50 correlation ids are each shared by several graph launches (first: correlation "),
     ] {
+        let sentence = format!("impossible causality: {what}");
         let md = dir.path().join("r.md");
         let r = run_in(kind, dir.path(), &["analyze", s(path), "--format", "json", "--markdown", s(&md)], std::slice::from_ref(&md));
-        let doc = r.json();
-        // The verdict is still the checks' (the judge's inconclusive verdict for damaged traces
-        // is wired separately); the exit code follows it.
-        let code = if doc["verdict"] == "fail" { 1 } else { 0 };
-        assert_eq!(r.code, code);
+        // Inconclusive: exit 2 with the report still printed.
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {}", r.stderr));
+        assert_eq!((r.code, doc["verdict"].as_str()), (2, Some("inconclusive")), "{kind}");
+        let reason = doc["reason"].as_str().unwrap();
+        let head = "the trace's causality is impossible, so it cannot say whether the GPU starved: ";
+        assert!(reason.starts_with(head) && reason.contains(what), "{reason}");
         let anomaly = doc["anomalies"].as_array().unwrap().iter().find(|a| a["kind"] == kind).unwrap();
         assert_eq!(anomaly["count"], count);
-        assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(sentence)), "{}", doc["warnings"]);
-        assert!(std::fs::read_to_string(&md).unwrap().contains(sentence), "Markdown");
+        assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(&sentence)), "{}", doc["warnings"]);
+        let markdown = std::fs::read_to_string(&md).unwrap();
+        assert!(markdown.contains(&sentence) && markdown.contains("INCONCLUSIVE"), "Markdown");
         let r = run_in(kind, dir.path(), &["analyze", s(path), "--color", "never"], &[]);
+        assert_eq!(r.code, 2);
         // The terminal report fits its lines to the width: the words, whatever the breaks.
         let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat(&r.stdout).contains(&format!("warning: {sentence}")), "{}", r.stdout);
-        // compare says it too, of either side.
-        let r = run_in(kind, dir.path(), &["compare", s(&early), s(path), "--color", "never"], &[]);
-        assert!(flat(&r.stdout).contains(&format!("warning (current): {sentence}")), "{}", r.stdout);
+        let verdict = &flat(&r.stdout)[flat(&r.stdout).find("verdict: ").unwrap()..];
+        assert!(verdict.starts_with(&format!("verdict: INCONCLUSIVE ({head}")) && verdict.contains(what), "{}", r.stdout);
+        // compare says it too, of either side, and cannot be used.
+        for (baseline, current, side) in [(&whole, path, "current"), (path, &whole, "baseline")] {
+            let r = run_in(kind, dir.path(), &["compare", s(baseline), s(current), "--color", "never"], &[]);
+            assert_eq!(r.code, 2, "{kind} as the {side}");
+            assert!(flat(&r.stdout).contains(&format!("warning ({side}): {sentence}")), "{}", r.stdout);
+            let which = if side == "current" { "current run" } else { side };
+            assert!(flat(&r.stdout).contains(&format!("the {which}'s own verdict is inconclusive (the trace's causality is impossible")), "{}", r.stdout);
+        }
     }
 }
 

@@ -289,3 +289,55 @@ fn the_rank_that_makes_the_others_wait_is_named_and_a_lone_rank_says_what_it_can
         assert_eq!(v["verdict"], want, "{}", path.display());
     }
 }
+
+/// `compare` of the healthy pair with the pair whose rank 1 is 400 µs late before each launch
+/// leads with rank 1, the rank that makes the other wait: its figures and kernels first, its
+/// regression in the verdict's reason and in the first failing check; rank 0, whose all-reduces
+/// wait for it, is called waiting, in every format.
+#[test]
+fn compare_leads_with_the_rank_that_makes_the_others_wait_and_calls_the_others_waiting() {
+    let Some(healthy) = shared("h200x2") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let slow = slow_rank1_pair(dir.path()).unwrap();
+    let (b, c) = (healthy.to_str().unwrap(), slow.to_str().unwrap());
+    let (code, v) = compare_json(b, c, &[]);
+    assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")));
+    assert_eq!((v["current"]["culprit"].as_u64(), &v["current"]["waiting"]), (Some(1), &json!([0])));
+    assert!(v["baseline"]["culprit"].is_null(), "{}", v["baseline"]);
+    // By construction rank 1's GPU idles 400 µs longer before each replay after the first, and
+    // its host takes 400 µs longer from one launch to the next.
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("rank 1 makes the others wait: ")
+            && reason.contains("GPU idle before each replay +400.0 µs")
+            && reason.contains("; rank 0 waits for it ("),
+        "{reason}"
+    );
+    let ranks_of = |key: &str| -> Vec<u64> {
+        v[key].as_array().unwrap().iter().map(|m| m["rank"].as_u64().unwrap()).collect()
+    };
+    let metrics = ranks_of("metrics");
+    assert_eq!(metrics.iter().position(|&r| r == 0), Some(metrics.iter().filter(|&&r| r == 1).count()));
+    assert_eq!(ranks_of("kernels"), [1, 0]);
+    // The checks: rank 1's first, each naming it; rank 0's GPU time per replay (which grew only
+    // by its wait) called waiting.
+    let (_, text, _) = run(&["compare", b, c, "--color", "never", "--width", "400"]);
+    let failed: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    assert!(failed[0].contains(": rank 1, which makes the others wait (worst of ranks 0, 1): "), "{text}");
+    let span = failed.iter().find(|l| l.starts_with("FAIL compare.gpu_span: ")).unwrap();
+    assert!(span.contains("rank 0, waiting for rank 1 (worst of ranks 0, 1)"), "{span}");
+    let by_rank1 = failed.iter().take_while(|l| l.contains("rank 1, which makes")).count();
+    assert_eq!(by_rank1, failed.iter().filter(|l| l.contains("rank 1, which makes")).count());
+    let first_row = text.lines().find(|l| l.starts_with("rank ")).unwrap();
+    assert!(first_row.starts_with("rank 1: "), "{text}");
+    assert!(text.contains(&format!("verdict: FAIL ({reason})")), "{text}");
+    let md = dir.path().join("c.md");
+    let (code, _, _) = run(&["compare", b, c, "--markdown", md.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("rank 1 makes the others wait: "), "{md}");
+    // The healthy pair against itself: nobody makes the others wait, nothing to lead with.
+    let (code, v) = compare_json(b, b, &[]);
+    assert_eq!((code, v["verdict"].as_str()), (0, Some("pass")));
+    assert!(v["reason"].is_null() && v["current"]["culprit"].is_null(), "{v}");
+}

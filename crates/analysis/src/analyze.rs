@@ -208,12 +208,18 @@ pub fn analyze_timeline(
     })
 }
 
-/// What the replays say that cannot have happened: a first kernel before its launch, one
-/// correlation id for several launches.
+/// How far a replay's first GPU activity may start before its launch call and still be put down
+/// to the host's and the GPU's clocks disagreeing, µs. Profilers map GPU timestamps onto the
+/// host's clock with an offset that is off by a few µs (more where it drifts over a long trace);
+/// a real launch reaches its first kernel 4 µs or more after it starts on every trace we hold.
+pub const CLOCK_SKEW_US: f64 = 20.0;
+
+/// What the replays say that cannot have happened: a first kernel before its launch (by more
+/// than [`CLOCK_SKEW_US`]), one correlation id for several launches.
 fn anomalies(replays: &[Replay]) -> Vec<Anomaly> {
     let mut out = Vec::new();
     let early: Vec<&Replay> =
-        replays.iter().filter(|r| r.launch_to_first_kernel_us.is_some_and(|d| d < 0.0)).collect();
+        replays.iter().filter(|r| r.launch_to_first_kernel_us.is_some_and(|d| d < -CLOCK_SKEW_US)).collect();
     if let Some(r) = early.first() {
         out.push(Anomaly {
             kind: AnomalyKind::KernelBeforeLaunch,
@@ -995,16 +1001,23 @@ mod anomaly_tests {
     fn impossible_causality_is_counted_with_where_it_is_first_seen() {
         let sound = [replay(0, 10, 100.0, 40.0), replay(1, 11, 200.0, 0.0)];
         assert_eq!(anomalies(&sound), []);
+        // A first kernel up to CLOCK_SKEW_US before its launch is the clocks' disagreement.
+        let skewed = [replay(0, 10, 100.0, -1.5), replay(1, 11, 200.0, -20.0)];
+        assert_eq!(anomalies(&skewed), []);
         let damaged = [
             replay(0, 10, 100.0, 40.0),
             replay(1, 11, 200.0, -500.0),
             replay(2, 10, 300.0, 40.0),
             replay(3, 12, 400.0, -1.5),
             replay(4, 11, 500.0, 40.0),
+            replay(5, 13, 600.0, -20.5),
         ];
         let got = anomalies(&damaged);
         assert_eq!(got.len(), 2);
         assert_eq!((got[0].kind, got[0].count), (AnomalyKind::KernelBeforeLaunch, 2));
+        assert!(got[0].message().starts_with(
+            "impossible causality: in 2 replays the first GPU activity starts more than 20 µs before its launch (first: launch 1 "
+        ));
         assert_eq!(got[0].first, "launch 1 at 200 µs, correlation 11, its first GPU activity 500 µs earlier");
         assert_eq!((got[1].kind, got[1].count), (AnomalyKind::CorrelationReused, 2));
         assert_eq!(got[1].first, "correlation 10 joins launches 0 at 100 µs and 2 at 300 µs");

@@ -81,18 +81,38 @@ pub enum AnomalyKind {
 }
 
 impl Anomaly {
-    /// The anomaly in one sentence, for the warnings.
-    pub fn message(&self) -> String {
+    /// What cannot have happened, how often and where it is first seen.
+    pub fn what(&self) -> String {
         match self.kind {
             AnomalyKind::KernelBeforeLaunch => format!(
-                "impossible causality: in {} replays the first GPU activity starts before its launch (first: {}); the trace is damaged and its replay figures cannot be trusted",
-                self.count, self.first
+                "in {} the first GPU activity starts more than {} µs before its launch (first: {})",
+                if self.count == 1 { "1 replay".to_string() } else { format!("{} replays", self.count) },
+                crate::analyze::CLOCK_SKEW_US,
+                self.first
             ),
             AnomalyKind::CorrelationReused => format!(
-                "impossible causality: {} correlation ids are each shared by several graph launches (first: {}); kernels cannot be told apart by launch and the replay figures cannot be trusted",
-                self.count, self.first
+                "{} shared by several graph launches (first: {})",
+                if self.count == 1 {
+                    "1 correlation id is".to_string()
+                } else {
+                    format!("{} correlation ids are each", self.count)
+                },
+                self.first
             ),
         }
+    }
+
+    /// The anomaly in one sentence, for the warnings.
+    pub fn message(&self) -> String {
+        let consequence = match self.kind {
+            AnomalyKind::KernelBeforeLaunch => {
+                "the trace is damaged and its replay figures cannot be trusted"
+            }
+            AnomalyKind::CorrelationReused => {
+                "kernels cannot be told apart by launch and the replay figures cannot be trusted"
+            }
+        };
+        format!("impossible causality: {}; {consequence}", self.what())
     }
 }
 

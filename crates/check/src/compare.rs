@@ -214,11 +214,14 @@ fn run_info(r: &CheckReport) -> RunInfo {
     RunInfo {
         path: None,
         verdict: r.verdict,
+        reason: r.reason.clone(),
         preset: r.workload.preset.clone(),
         gpu_name: inv.and_then(|i| i.gpu_name.clone()),
         torch: inv.and_then(|i| i.torch.clone()),
         launchguard_version: r.launchguard_version.clone(),
         warnings: Vec::new(),
+        culprit: r.across.as_ref().and_then(|a| a.across.culprit),
+        waiting: r.across.as_ref().map(|a| a.across.waiting.clone()).unwrap_or_default(),
     }
 }
 

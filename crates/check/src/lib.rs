@@ -124,8 +124,9 @@ pub fn skipped(opts: &CheckOptions, reason: impl Into<String>) -> CheckReport {
 
 /// Runs the check: every rank here (`--tp N` on this host), or this process's rank of a run a
 /// launcher started ([`CheckOptions::launched`]). When the judge finds the profiled trace damaged
-/// (`trace_sanity`: the profiler lost replays or kernels), the workload runs once more in a fresh
-/// process and that run is judged, its report saying why.
+/// (`trace_sanity`: the profiler lost replays or kernels; `trace_damage`: lost events, impossible
+/// causality), the workload runs once more in a fresh process and that run is judged, its report
+/// saying why.
 pub fn run(opts: &CheckOptions) -> Result<CheckRun, CheckError> {
     if let Some(l) = &opts.launched {
         return run_launched(opts, l);
@@ -138,7 +139,9 @@ pub fn run(opts: &CheckOptions) -> Result<CheckRun, CheckError> {
     }
 }
 
-/// Why a judged run's profiled trace cannot be trusted, in words for the report, or `None`.
+/// Why a judged run's profiled trace cannot be trusted, in words for the report, or `None`: it
+/// did not record the replays that ran (`trace_sanity` fails), or the judge found it damaged
+/// (`trace_damage`: lost events, impossible causality; the verdict is `inconclusive`).
 fn damaged(report: &CheckReport) -> Option<String> {
     if report.verdict == Verdict::Skip {
         return None;
@@ -146,10 +149,12 @@ fn damaged(report: &CheckReport) -> Option<String> {
     let sanity = report
         .checks
         .iter()
-        .find(|c| c.id == CheckId::TraceSanity && c.status == launchguard_judge::Status::Fail)?;
+        .find(|c| c.id == CheckId::TraceSanity && c.status == launchguard_judge::Status::Fail)
+        .map(|c| c.message.as_str());
+    let damage = (report.verdict == Verdict::Inconclusive).then_some(report.reason.as_deref()).flatten();
     Some(format!(
         "the first run's profiled trace was damaged ({}), so the workload ran again in a fresh process",
-        sanity.message
+        sanity.or(damage)?
     ))
 }
 
@@ -409,6 +414,9 @@ pub fn judge_traces(
             report.phases = w.phases.clone();
         }
     }
+    // Why the judge found the run's traces damaged (a rank named), for the verdict line.
+    let damage =
+        (run.judged.verdict() == Verdict::Inconclusive).then(|| run.judged.reason().map(str::to_string));
     let (checks, verdict) = match run.judged {
         Judged::Ranks(r) => {
             report.ranks = ranks;
@@ -426,6 +434,9 @@ pub fn judge_traces(
     let (checks, verdict) = launchguard_judge::with_comparison(checks, verdict, report.comparison.as_ref());
     report.checks = checks;
     report.verdict = verdict;
+    if verdict == Verdict::Inconclusive {
+        report.reason = damage.flatten();
+    }
     report.timings.insert("wall_s".into(), started.elapsed().as_secs_f64());
     Ok(CheckRun { report, drawing: run.drawing, delegated: false })
 }

@@ -31,7 +31,8 @@ pub struct Comparison {
     /// Worst status of [`Comparison::checks`]: `fail` for a regression past the limits;
     /// `inconclusive` when the comparison cannot be used ([`Comparison::reason`]).
     pub verdict: Verdict,
-    /// Why the verdict is `inconclusive`.
+    /// Why the verdict is `inconclusive`; or, with several ranks, the regression of the rank
+    /// that makes the others wait, and what changed on the ranks that wait for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The baseline run.
@@ -61,6 +62,10 @@ pub struct RunInfo {
     pub path: Option<String>,
     /// Its own verdict.
     pub verdict: Verdict,
+    /// Why its own verdict is `skip` or `inconclusive` (what damaged its trace, where and how
+    /// much); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Workload preset.
     pub preset: String,
     /// GPU name.
@@ -73,6 +78,13 @@ pub struct RunInfo {
     /// analysis says it (`rank N: ` before it with several ranks); absent when nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// With several ranks, the rank that makes the others wait (its host launches late), as the
+    /// run's own judgement names it (`across.culprit`); absent when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<u64>,
+    /// The ranks that wait for [`RunInfo::culprit`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<u64>,
 }
 
 /// A setting that differs between the two runs.
@@ -234,14 +246,19 @@ pub fn judge(
     let damaged = [("baseline", &c.baseline), ("current run", &c.current)]
         .into_iter()
         .filter(|(_, r)| r.verdict == Verdict::Inconclusive)
-        .map(|(which, _)| which)
+        .map(|(which, r)| match &r.reason {
+            Some(why) => format!("the {which}'s own verdict is inconclusive ({why})"),
+            None => format!("the {which}'s own verdict is inconclusive"),
+        })
         .collect::<Vec<_>>();
     if !damaged.is_empty() {
         c.verdict = Verdict::Inconclusive;
-        c.reason = Some(format!(
-            "the {}'s trace lost GPU events (its own verdict is inconclusive): what is left cannot show whether launches got slower",
-            damaged.join(" and the ")
-        ));
+        c.reason =
+            Some(format!("{}: what is left cannot show whether launches got slower", damaged.join("; ")));
+    }
+    c.lead_with_culprit();
+    if c.verdict == Verdict::Fail {
+        c.reason = c.culprit_change();
     }
     c
 }
@@ -423,6 +440,46 @@ fn single(f: MetricFigures, gpu_us_per_replay: Option<f64>, cfg: &CompareConfig)
 }
 
 impl Comparison {
+    /// Puts the rank that makes the others wait in the current run first: its metrics and its
+    /// kernels (the others only wait for it, whatever their own figures say).
+    pub fn lead_with_culprit(&mut self) {
+        let Some(culprit) = self.current.culprit else { return };
+        self.metrics.sort_by_key(|m| m.figures.rank != Some(culprit));
+        self.kernels.sort_by_key(|k| k.rank != Some(culprit));
+    }
+
+    /// With several ranks, the regression of the rank that makes the others wait in the current
+    /// run, and what changed on the ranks that wait for it, in one line; `None` when no such rank
+    /// regressed.
+    fn culprit_change(&self) -> Option<String> {
+        let culprit = self.current.culprit?;
+        let failed = |rank: u64| -> Vec<String> {
+            self.metrics
+                .iter()
+                .filter(|m| m.figures.rank == Some(rank) && m.status == Status::Fail)
+                .map(|m| format!("{} {}", m.figures.label, shift_text(m)))
+                .collect()
+        };
+        let own = failed(culprit);
+        if own.is_empty() {
+            return None;
+        }
+        let waiting: Vec<String> = self
+            .current
+            .waiting
+            .iter()
+            .map(|&r| match failed(r).as_slice() {
+                [] => format!("rank {r} waits for it"),
+                what => format!("rank {r} waits for it ({})", what.join(", ")),
+            })
+            .collect();
+        let mut line = format!("rank {culprit} makes the others wait: {}", own.join(", "));
+        if !waiting.is_empty() {
+            line.push_str(&format!("; {}", waiting.join("; ")));
+        }
+        Some(line)
+    }
+
     /// One line naming the blocking differences between the runs, if any.
     pub fn incompatibility(&self) -> Option<String> {
         incompatibility(&self.differences)
@@ -480,14 +537,25 @@ impl Comparison {
                 ids.push(&m.figures.id);
             }
         }
+        let culprit = self.current.culprit;
+        // The culprit's checks lead, in metric order; then those of the ranks that wait.
+        let mut by_culprit = Vec::new();
+        let mut others = Vec::new();
         for id in ids {
             let of_id: Vec<&Metric> = self.metrics.iter().filter(|m| m.figures.id == id).collect();
-            let worst = worst_rank(&of_id);
+            let worst = worst_rank(&of_id, culprit);
             let mut message = worst.message.clone();
             if of_id.len() > 1 {
-                let ranks: Vec<String> =
-                    of_id.iter().filter_map(|m| m.figures.rank).map(|r| r.to_string()).collect();
-                let rank = worst.figures.rank.map_or("?".to_string(), |r| r.to_string());
+                let mut ranks: Vec<u64> = of_id.iter().filter_map(|m| m.figures.rank).collect();
+                ranks.sort_unstable();
+                let ranks: Vec<String> = ranks.iter().map(u64::to_string).collect();
+                let rank = match (worst.figures.rank, culprit) {
+                    (Some(r), Some(c)) if r == c => format!("{r}, which makes the others wait"),
+                    (Some(r), Some(c)) if self.current.waiting.contains(&r) => {
+                        format!("{r}, waiting for rank {c}")
+                    }
+                    (r, _) => r.map_or("?".to_string(), |r| r.to_string()),
+                };
                 message = match &worst.figures.graph {
                     // Several graphs (of one rank or more): the graph that decided is named.
                     Some(graph) if worst.figures.rank.is_some() => {
@@ -507,7 +575,12 @@ impl Comparison {
                 worst.limit,
                 message,
             );
-            out.push(if worst.status == Status::Fail {
+            let list = if culprit.is_some() && worst.figures.rank == culprit {
+                &mut by_culprit
+            } else {
+                &mut others
+            };
+            list.push(if worst.status == Status::Fail {
                 c.with_hint(
                     "compare the inventories of the two results: a new interception layer, library or driver \
                      setting adds to every launch",
@@ -516,13 +589,27 @@ impl Comparison {
                 c
             });
         }
+        out.extend(by_culprit);
+        out.extend(others);
         out
     }
 }
 
-/// The rank whose comparison of a metric is worst: a regression first, then the largest shift in
-/// the worse direction (relative, so ranks of different costs compare), then the lowest rank.
-fn worst_rank<'m>(metrics: &[&'m Metric]) -> &'m Metric {
+/// A metric's shift as said in a line: µs, points of occupancy, or gaps.
+fn shift_text(m: &Metric) -> String {
+    let shift = m.figures.shift.unwrap_or_default();
+    match (m.figures.worse, m.figures.id.as_str()) {
+        (Worse::Lower, _) => format!("{} points", signed(100.0 * shift, 1)),
+        (_, "gaps") => signed(shift, 0),
+        _ => format!("{} µs", signed(shift, 1)),
+    }
+}
+
+/// The rank whose comparison of a metric is worst: a regression first, then the rank that makes
+/// the others wait (`culprit`: what it changed is the cause, the others' the effect), then the
+/// largest shift in the worse direction (relative, so ranks of different costs compare), then the
+/// lowest rank.
+fn worst_rank<'m>(metrics: &[&'m Metric], culprit: Option<u64>) -> &'m Metric {
     let badness = |m: &Metric| {
         let rel = m.figures.relative_shift.or(m.figures.shift).unwrap_or(f64::NEG_INFINITY);
         match m.figures.worse {
@@ -536,6 +623,10 @@ fn worst_rank<'m>(metrics: &[&'m Metric]) -> &'m Metric {
         .max_by(|a, b| {
             a.status
                 .cmp(&b.status)
+                .then_with(|| {
+                    let is = |m: &Metric| culprit.is_some() && m.figures.rank == culprit;
+                    is(a).cmp(&is(b))
+                })
                 .then_with(|| badness(a).total_cmp(&badness(b)))
                 .then_with(|| b.figures.rank.cmp(&a.figures.rank))
         })

@@ -8,7 +8,8 @@
 //!    ([`run`], from the trace's context event or from `check` itself), across ranks ([`ranks()`]),
 //!    and of a comparison with a baseline ([`compare`]);
 //! 3. the verdict: the worst status, `skip` with the reason when nothing is for the guard to
-//!    judge, or `inconclusive` with the reason when the trace lost GPU events (docs/verdicts.md).
+//!    judge, or `inconclusive` with the reason when the trace lost GPU events or its causality
+//!    is impossible (docs/verdicts.md).
 //!
 //! Renderers read the judged documents ([`report`]) and recompute nothing.
 

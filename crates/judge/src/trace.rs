@@ -363,30 +363,32 @@ fn no_launch(a: &Analysis) -> String {
     }
 }
 
-/// Whether the profiler lost GPU events, and how that was told: a `trace_damage` check (warn)
-/// when it did, which makes the verdict `inconclusive`; `None` when nothing says so. A trace that
-/// lost events cannot say whether the GPU starved: what is left would be judged as if the GPU had
-/// idled where the record is empty.
+/// Whether the trace is damaged, and how that was told: a `trace_damage` check (warn) when it is,
+/// which makes the verdict `inconclusive`; `None` when nothing says so. A trace that lost GPU
+/// events cannot say whether the GPU starved: what is left would be judged as if the GPU had idled
+/// where the record is empty. Nor can one whose causality is impossible (kernels before their
+/// launch beyond the clocks' skew, one correlation id for several launches): its replays are not
+/// what ran.
 pub(crate) fn damage(a: &Analysis) -> Option<Check> {
     use crate::limits::{DAMAGE_GPU_WINDOW_SHARE, DAMAGE_MIN_REPLAYS, DAMAGE_SHARE};
     let d = &a.damage;
     let n = a.replay_summary.count;
     let many = |k: u64| k >= DAMAGE_MIN_REPLAYS && k as f64 >= DAMAGE_SHARE * n as f64;
-    let mut told = Vec::new();
+    let mut lost = Vec::new();
     if many(d.replays_without_kernels) {
-        told.push(format!(
+        lost.push(format!(
             "{} of {n} graph launches ran no GPU activity in the trace (replays without any kernel)",
             d.replays_without_kernels
         ));
     }
     if many(d.replays_unmatched) {
-        told.push(format!(
+        lost.push(format!(
             "{} of {n} replays ran kernels that match no other replay's (kernels lost inside replays)",
             d.replays_unmatched
         ));
     }
     if let Some(s) = d.silent.as_ref().filter(|s| many(s.launches_after)) {
-        told.push(format!(
+        lost.push(format!(
             "GPU {} stream {} went silent at {} while {} more graph launches went on without GPU work",
             s.device,
             s.stream,
@@ -398,34 +400,53 @@ pub(crate) fn damage(a: &Analysis) -> Option<Check> {
         && d.host_window_us > 0.0
         && d.gpu_window_us < DAMAGE_GPU_WINDOW_SHARE * d.host_window_us
     {
-        told.push(format!(
+        lost.push(format!(
             "the GPU's record of the replays spans {} of the host's {} of launches",
             human_us(d.gpu_window_us),
             human_us(d.host_window_us)
         ));
     }
     if !d.profiler_messages.is_empty() {
-        told.push(format!("the profiler says so: \"{}\"", d.profiler_messages.join("\"; \"")));
+        lost.push(format!("the profiler says so: \"{}\"", d.profiler_messages.join("\"; \"")));
     }
-    if told.is_empty() {
-        return None;
+    let impossible: Vec<String> = a.anomalies.iter().map(|x| x.what()).collect();
+    let what = match (lost.is_empty(), impossible.is_empty()) {
+        (true, true) => return None,
+        (false, true) => "the trace lost GPU events",
+        (true, false) => "the trace's causality is impossible",
+        (false, false) => "the trace lost GPU events and its causality is impossible",
+    };
+    let mut hints = Vec::new();
+    if !lost.is_empty() {
+        hints.push(
+            "record again: a shorter profiled window or fewer replays in it, a larger activity buffer \
+             (Kineto: ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB), no other profiler attached",
+        );
     }
-    let lost = (d.replays_without_kernels + d.replays_unmatched) as f64;
+    if !impossible.is_empty() {
+        hints.push(
+            "kernels before their launch or launches sharing a correlation id come from a trace edited, joined \
+             from several processes or recorded with clocks that disagree: analyze the profiler's own file, one \
+             process per trace",
+        );
+    }
+    hints.push("docs/verdicts.md says how each damage is told");
+    let anomalous: u64 = a.anomalies.iter().map(|x| x.count).sum();
+    let value = d.replays_without_kernels + d.replays_unmatched + anomalous;
+    // The lost-event rules fire at a share of the launches, impossible causality at its first case.
+    let limit = if lost.is_empty() { 1.0 } else { DAMAGE_SHARE * n as f64 };
     Some(
         Check::new(
             CheckId::TraceDamage,
             Status::Warn,
-            Some(lost),
-            Some(DAMAGE_SHARE * n as f64),
+            Some(value as f64),
+            Some(limit),
             format!(
-                "the trace lost GPU events, so it cannot say whether the GPU starved: {}",
-                told.join("; ")
+                "{what}, so it cannot say whether the GPU starved: {}",
+                lost.into_iter().chain(impossible).collect::<Vec<_>>().join("; ")
             ),
         )
-        .with_hint(
-            "record again: a shorter profiled window or fewer replays in it, a larger activity buffer \
-             (Kineto: ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB), no other profiler attached; docs/verdicts.md says how each loss is told",
-        ),
+        .with_hint(hints.join("; ")),
     )
 }
 
@@ -758,5 +779,54 @@ mod tests {
             ),
             Status::Fail
         );
+    }
+
+    /// Impossible causality is damage: the verdict is `inconclusive` whatever the checks say,
+    /// naming what, where and how many; a trace without it is judged on its checks.
+    #[test]
+    fn impossible_causality_makes_the_verdict_inconclusive() {
+        use launchguard_analysis::model::{Anomaly, AnomalyKind};
+        let case = Case {
+            occupancy: 0.95,
+            gaps: 0,
+            launches: 100,
+            kernels: 44,
+            launch_mean_us: 5.0,
+            launch_p50_us: 5.0,
+            span_us: 250.0,
+            idle_us: 1.0,
+            world: 1,
+        };
+        let sound = crate::analysis(figures(&case), &Settings::default());
+        assert_eq!((sound.verdict, sound.reason), (crate::Verdict::Pass, None));
+        let early = Anomaly {
+            kind: AnomalyKind::KernelBeforeLaunch,
+            count: 100,
+            first: "launch 0 at 10 µs, correlation 7, its first GPU activity 500 µs earlier".into(),
+        };
+        let reused = Anomaly {
+            kind: AnomalyKind::CorrelationReused,
+            count: 50,
+            first: "correlation 7 joins launches 0 at 10 µs and 1 at 300 µs".into(),
+        };
+        for (anomalies, value, said) in [
+            (vec![early.clone()], 100.0, vec!["in 100 replays the first GPU activity starts more than 20 µs before its launch (first: launch 0 at 10 µs, correlation 7, its first GPU activity 500 µs earlier)"]),
+            (vec![reused.clone()], 50.0, vec!["50 correlation ids are each shared by several graph launches (first: correlation 7 joins launches 0 at 10 µs and 1 at 300 µs)"]),
+            (vec![early, reused], 150.0, vec!["in 100 replays", "; 50 correlation ids"]),
+        ] {
+            let mut a = figures(&case);
+            a.anomalies = anomalies;
+            let r = crate::analysis(a, &Settings::default());
+            assert_eq!(r.verdict, crate::Verdict::Inconclusive);
+            let reason = r.reason.unwrap();
+            assert!(
+                reason.starts_with("the trace's causality is impossible, so it cannot say whether the GPU starved: "),
+                "{reason}"
+            );
+            said.iter().for_each(|s| assert!(reason.contains(s), "{reason}"));
+            let d = r.checks.iter().find(|c| c.id == CheckId::TraceDamage).unwrap();
+            assert_eq!((d.status, d.value.as_f64(), d.limit.as_f64()), (Status::Warn, Some(value), Some(1.0)));
+            assert_eq!(d.message, reason);
+        }
     }
 }

@@ -48,7 +48,8 @@ pub enum CheckId {
     TraceComplete,
     /// Whether `check`'s own trace recorded what it ran.
     TraceSanity,
-    /// Whether the profiler lost GPU events (any trace).
+    /// Whether the trace is damaged: the profiler lost GPU events, or its causality is
+    /// impossible (any trace).
     TraceDamage,
     /// The profiler backend PyTorch links.
     Linkage,
@@ -187,8 +188,9 @@ pub enum Verdict {
     Fail,
     /// Nothing could be measured here (no GPU, no torch): not a pass, not a failure.
     Skip,
-    /// The trace lost GPU events: what is left cannot say whether the GPU starved. The checks
-    /// are still reported; the reason names what was lost and how it was told.
+    /// The trace is damaged (it lost GPU events, or its causality is impossible): what is left
+    /// cannot say whether the GPU starved. The checks are still reported; the reason names what
+    /// was lost or impossible, where, and how it was told.
     Inconclusive,
 }
 

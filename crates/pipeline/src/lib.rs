@@ -57,6 +57,14 @@ impl Judged {
             Judged::Ranks(r) => r.verdict,
         }
     }
+
+    /// Why the verdict is `skip` or `inconclusive`, when it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Judged::One(r) => r.reason.as_deref(),
+            Judged::Ranks(r) => r.reason.as_deref(),
+        }
+    }
 }
 
 /// The spans measured for drawing ([`Keep::Spans`]).

@@ -199,7 +199,7 @@ pub fn render(r: &RanksReport, cols: usize) -> String {
     if r.warnings.len() > WARNINGS {
         let _ = writeln!(out, "warning: {} more (--format json lists them)", r.warnings.len() - WARNINGS);
     }
-    crate::terminal::verdict_line(&mut out, r.verdict.as_str(), None, cols);
+    crate::terminal::verdict_line(&mut out, r.verdict.as_str(), r.reason.as_deref(), cols);
     out
 }
 
