@@ -299,6 +299,32 @@ fn no_renderer_lets_a_hostile_name_through() {
         assert!(r.stdout.contains(if format == "text" { "lib" } else { "needed" }), "{}", r.stdout);
         texts.push((format!("linkage --format {format}"), r.stdout));
     }
+    // linkage --root: an image whose /etc/ld.so.preload and a folder name on the inspected path
+    // carry the same bytes (the folder's line break too).
+    let root = dir.path().join("root");
+    let folder = root.join("opt").join(format!("d{EVIL}"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    let preloaded = EVIL.split(['\n', ' ']).next().unwrap();
+    std::fs::write(root.join("etc/ld.so.preload"), format!("/usr/lib/lib{preloaded}.so\n")).unwrap();
+    let target = folder.join("libtorch_cpu.so");
+    std::fs::write(&target, launchguard_linkage::fuzzing::elf_from_spec("needed libc.so.6\n")).unwrap();
+    for format in ["text", "json"] {
+        let r = run_in(
+            "linkage root",
+            dir.path(),
+            &["linkage", "--root", s(&root), s(&target), "--format", format, "--color", "never"],
+            &outputs,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let preload = if format == "text" {
+            "/etc/ld.so.preload preloads /usr/lib/libgemm\\x1b[2J\\x1b]0;owned\\x07\\u{202e}lmth.exe.so"
+        } else {
+            "/etc/ld.so.preload preloads /usr/lib/libgemm\\u001b[2J\\u001b]0;owned\\u0007\\u202elmth.exe.so"
+        };
+        assert!(r.stdout.contains(preload), "{}", r.stdout);
+        texts.push((format!("linkage --root --format {format}"), r.stdout));
+    }
     for (what, text) in &texts {
         assert_eq!(raw_escapes(text), [], "{what}: raw escape bytes");
         assert!(
@@ -370,6 +396,20 @@ fn a_500_mb_name_costs_what_a_label_costs() {
         assert_eq!((after.len(), after.modified().unwrap()), (before.len(), before.modified().unwrap()));
         assert_eq!(raw_escapes(&r.stderr), []);
     }
+    // With the page and the annotated copy (3.1 GB at the peak once): the copy keeps the name
+    // whole, as the input wrote it, copied from the mapped file rather than held.
+    let (html, copy) = (dir.path().join("r.html"), dir.path().join("a.json"));
+    let r = run(
+        "500 MB name, page and copy",
+        &["analyze", s(&plain), "--format", "json", "--html", s(&html), "--annotate-trace", s(&copy)],
+        Stdin::Null,
+        &[&plain],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.rss_kib < 1 << 20, "peak RSS {} KiB", r.rss_kib);
+    assert_eq!(raw_escapes(&r.stderr), []);
+    assert!(std::fs::metadata(&html).unwrap().len() < 8 << 20);
+    assert!(std::fs::metadata(&copy).unwrap().len() > std::fs::metadata(&plain).unwrap().len());
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Copying a trace with events added: the input is streamed, never modified, and never held
 //! whole. serde_json walks it value by value and each value's exact text (`RawValue`) is copied
 //! out, so every number and string of the original survives byte for byte; only whitespace between
-//! values changes. The new events go at the end of `traceEvents` (or of a bare array). A truncated
+//! values changes. A mapped file's values are copied from the map itself, so that one huge event
+//! (a 500 MB name) costs no copy of its own; a stream's are held one value at a time. The new events go at the end of `traceEvents` (or of a bare array). A truncated
 //! input (a crashed profiler) yields a valid file holding the complete events before the cut.
 //!
 //! `check` adds its workload context this way; the annotated trace adds its findings.
@@ -19,7 +20,8 @@ use crate::input::{self, Input};
 /// events array.
 pub fn append_events(path: &Path, extra: &[String], out: &mut dyn Write) -> Result<(), TraceError> {
     let (input, _) = input::open(path)?;
-    let mut state = Splicer { out, extra, spliced: false, closed: false, io: None };
+    let borrowed = matches!(input, Input::Plain(_));
+    let mut state = Splicer { out, extra, spliced: false, closed: false, io: None, borrowed };
     let result = match input {
         Input::Plain(map) => {
             let mut de = serde_json::Deserializer::from_slice(&map);
@@ -65,6 +67,8 @@ struct Splicer<'a> {
     closed: bool,
     /// The first write error (serde's error type cannot carry it).
     io: Option<std::io::Error>,
+    /// The input is a slice (a mapped file) that values can be borrowed from.
+    borrowed: bool,
 }
 
 impl Splicer<'_> {
@@ -84,6 +88,30 @@ impl Splicer<'_> {
         }
         self.spliced = true;
         Ok(())
+    }
+}
+
+/// One value copied out as its exact text after `sep`, both written once the value is whole (a
+/// value cut short writes nothing).
+struct CopyRaw<'s, 'a> {
+    s: &'s mut Splicer<'a>,
+    sep: &'static [u8],
+}
+
+impl<'de> DeserializeSeed<'de> for CopyRaw<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        use serde::Deserialize as _;
+        let (s, sep) = (self.s, self.sep);
+        if s.borrowed {
+            let v = <&RawValue>::deserialize(d)?;
+            s.put(sep)?;
+            s.put(v.get().as_bytes())
+        } else {
+            let v = Box::<RawValue>::deserialize(d)?;
+            s.put(sep)?;
+            s.put(v.get().as_bytes())
+        }
     }
 }
 
@@ -129,8 +157,8 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
             if key == "traceEvents" && !s.spliced {
                 map.next_value_seed(Events { s: &mut *s, close: b"]\n}\n" })?;
             } else {
-                match map.next_value::<Box<RawValue>>() {
-                    Ok(v) => s.put(v.get().as_bytes())?,
+                match map.next_value_seed(CopyRaw { s: &mut *s, sep: b"" }) {
+                    Ok(()) => {}
                     Err(e) => {
                         // A later key cut short: drop it, keep what came before.
                         if s.spliced {
@@ -176,12 +204,9 @@ impl<'de> Visitor<'de> for Events<'_, '_> {
         s.put(b"[")?;
         let mut n = 0u64;
         loop {
-            match seq.next_element::<Box<RawValue>>() {
-                Ok(Some(v)) => {
-                    s.put(if n == 0 { b"\n" } else { b",\n" })?;
-                    s.put(v.get().as_bytes())?;
-                    n += 1;
-                }
+            let sep: &'static [u8] = if n == 0 { b"\n" } else { b",\n" };
+            match seq.next_element_seed(CopyRaw { s: &mut *s, sep }) {
+                Ok(Some(())) => n += 1,
                 Ok(None) => break,
                 Err(e) => {
                     // Cut short inside the events: keep the complete ones, close the document.
@@ -232,5 +257,26 @@ mod tests {
         let invalid = br#"{"traceEvents":[{"a":1},{"b":2},{"c":3x}],"x":1}"#;
         let err = copy(invalid).unwrap_err();
         assert!(err.contains("expected"), "{err}");
+    }
+
+    /// A mapped file's values are borrowed, a stream's held: the copies are the same bytes,
+    /// cut short or whole.
+    #[test]
+    fn a_mapped_file_and_a_stream_give_the_same_copy() {
+        use std::io::Write as _;
+        let whole: &[u8] = br#"{"x":{"a":[1,2.50,"\u00e9"]},"traceEvents":[{"a":1},{"name":"k\n"}],"y":"z"}"#;
+        for text in [whole, &whole[..whole.len() - 12]] {
+            let dir = tempfile::tempdir().unwrap();
+            let gz = dir.path().join("t.json.gz");
+            let mut e = flate2::write::GzEncoder::new(
+                std::fs::File::create(&gz).unwrap(),
+                flate2::Compression::fast(),
+            );
+            e.write_all(text).unwrap();
+            e.finish().unwrap();
+            let mut streamed = Vec::new();
+            append_events(&gz, &["{\"added\":1}".to_string()], &mut streamed).unwrap();
+            assert_eq!(copy(text).unwrap().into_bytes(), streamed);
+        }
     }
 }
