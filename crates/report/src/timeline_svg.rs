@@ -101,15 +101,21 @@ impl Row {
             let cols = coverage(spans, domain.0, domain.1, FINE_COLUMNS);
             (None, Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()))
         };
+        Row { spans: exact, fine, ..Row::plain(label, class, h, RowKind::Cov, spans) }
+    }
+
+    /// A row of `kind` over `spans` (trace ns) with nothing drawn yet: no spans or columns kept,
+    /// no tooltips, nothing shaded or laid over.
+    fn plain(label: String, class: &'static str, h: f64, kind: RowKind, spans: &[Span]) -> Self {
         Row {
             label,
             small: false,
             class,
             h,
             gap: 2.0,
-            kind: RowKind::Cov,
-            spans: exact,
-            fine,
+            kind,
+            spans: None,
+            fine: None,
             tip: None,
             ids: None,
             shade: Vec::new(),
@@ -132,10 +138,8 @@ impl Row {
     ) -> Self {
         let cols = coverage(spans, domain.0 + origin, domain.1 + origin, columns);
         Row {
-            spans: None,
             fine: Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()),
-            all_spans: Vec::new(),
-            ..Row::coverage(label, class, h, &[], 0, domain)
+            ..Row::plain(label, class, h, RowKind::Cov, &[])
         }
     }
 
@@ -156,20 +160,10 @@ impl Row {
             return Row::coverage(label, class, H, &merged, origin, domain);
         }
         Row {
-            label,
-            small: false,
-            class,
-            h: H,
-            gap: 2.0,
-            kind: RowKind::Marks,
             spans: Some(flatten(spans, origin)),
-            fine: None,
             tip: Some(tip.0),
             ids: tip.1,
-            shade: Vec::new(),
-            overlay: Vec::new(),
-            names: None,
-            all_spans: spans.to_vec(),
+            ..Row::plain(label, class, H, RowKind::Marks, spans)
         }
     }
 }
