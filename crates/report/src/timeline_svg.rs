@@ -86,7 +86,8 @@ pub struct Row {
 }
 
 impl Row {
-    /// A coverage row of `spans` (sorted, disjoint), kept exactly or as fine columns over `domain`.
+    /// A coverage row of `spans` (trace ns, sorted, disjoint), kept exactly or as fine columns over
+    /// `domain` (ns after `origin`).
     pub fn coverage(
         label: String,
         class: &'static str,
@@ -95,13 +96,11 @@ impl Row {
         origin: i64,
         domain: Span,
     ) -> Self {
-        let (exact, fine) = if spans.len() <= MAX_SPANS {
-            (Some(flatten(spans, origin)), None)
-        } else {
-            let cols = coverage(spans, domain.0, domain.1, FINE_COLUMNS);
-            (None, Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()))
-        };
-        Row { spans: exact, fine, ..Row::plain(label, class, h, RowKind::Cov, spans) }
+        if spans.len() > MAX_SPANS {
+            let fine = Row::coverage_columns(label, class, h, spans, origin, domain, FINE_COLUMNS);
+            return Row { all_spans: spans.to_vec(), ..fine };
+        }
+        Row { spans: Some(flatten(spans, origin)), ..Row::plain(label, class, h, RowKind::Cov, spans) }
     }
 
     /// A row of `kind` over `spans` (trace ns) with nothing drawn yet: no spans or columns kept,
@@ -377,9 +376,12 @@ mod tests {
 
     #[test]
     fn rows_past_their_budget_keep_a_bounded_summary() {
-        let spans: Vec<Span> = (0..(MAX_SPANS as i64 + 10)).map(|i| (i * 10, i * 10 + 5)).collect();
-        let domain = (0, spans.last().unwrap().1);
-        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, 0, domain);
+        // Spans in trace ns far from 0, as a real trace has them; the domain is after the origin.
+        let origin = 1_700_000_000_000_000;
+        let spans: Vec<Span> =
+            (0..(MAX_SPANS as i64 + 10)).map(|i| (origin + i * 10, origin + i * 10 + 5)).collect();
+        let domain = (0, spans.last().unwrap().1 - origin);
+        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, origin, domain);
         assert!(r.spans.is_none());
         let fine = r.fine.unwrap();
         assert_eq!(fine.len(), FINE_COLUMNS);
