@@ -449,7 +449,7 @@ mod tests {
         assert_eq!(labels(&[0.0, 500.0, 1000.0, 1500.0]), "0.0 ms, 0.5 ms, 1.0 ms, 1.5 ms");
         // Ticks close together far from zero stay apart: not "408.529 ms" three times.
         assert_eq!(labels(&[408_529.1, 408_529.2, 408_529.3]), "408.5291 ms, 408.5292 ms, 408.5293 ms");
-        assert_eq!(labels(&[408_529.0001, 408_529.0002]), "408.5290001 ms, 408.5290002 ms");
+        assert_eq!(labels(&[408_529.000_1, 408_529.000_2]), "408.5290001 ms, 408.5290002 ms");
         assert_eq!(labels(&[0.0]), "0 µs");
     }
 
