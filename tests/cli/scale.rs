@@ -301,3 +301,44 @@ fn replays_of_varying_length_and_within_interiors_are_said_in_every_format() {
         assert!(doc.contains("inside them only (--within-interiors)"), "{doc}");
     }
 }
+
+#[test]
+fn a_summary_card_and_its_check_count_the_same_window_or_say_which() {
+    let Some(shared) = shared_dir() else { return };
+    // 603 µs of setup before the first replay hold the trace's 2 gaps over 100 µs; the checks
+    // judge the steady state of replays, which has none.
+    let trace = shared.join("traces/h200/healthy_refresh.json.gz");
+    let (_, v) = analyze_json(&trace, &[]);
+    let d = &v["devices"][0];
+    let (whole, steady) = (
+        d["gaps"]["over_threshold"].as_u64().unwrap(),
+        d["steady"]["gaps"]["over_threshold"].as_u64().unwrap(),
+    );
+    assert!(whole > steady, "{whole} vs {steady}");
+    let check = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gaps").unwrap();
+    assert_eq!(check["value"].as_f64(), Some(steady as f64));
+    let dir = tempfile::tempdir().unwrap();
+    let (md, html) = (dir.path().join("s.md"), dir.path().join("r.html"));
+    let out = launchguard()
+        .arg("analyze")
+        .arg(&trace)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let card =
+        format!("<div class=\"k\">gaps &gt; 100 µs, steady state</div><div class=\"v\">{steady}</div>");
+    assert!(page.contains(&card), "the card shows what the check judged");
+    assert!(page.contains(&format!("whole trace {whole} of ")), "and names the whole trace's count");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains(&format!("| gaps > 100 µs, whole trace | **{whole}** of ")), "{md}");
+    assert!(
+        md.contains(&format!("(what the checks judge) | occupancy "))
+            && md.contains(&format!("**{steady}** gaps > 100 µs |")),
+        "{md}"
+    );
+}

@@ -7,7 +7,7 @@
 use crate::escape::one_line;
 use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
-use launchguard_analysis::model::Analysis;
+use launchguard_analysis::model::{Analysis, Device, Steady};
 use launchguard_analysis::spans::{Findings, RankSpans, RanksSpans};
 use launchguard_judge::{Check, CheckId, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -353,6 +353,12 @@ fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
 }
 
+/// A device's steady state of graph replays when it is not its whole window: then the checks
+/// judge it, and a figure of the whole trace must say which window it is of.
+pub(crate) fn steady_of(d: &Device) -> Option<&Steady> {
+    d.steady.as_ref().filter(|s| s.before_us > 0.0 || s.after_us > 0.0)
+}
+
 fn figures(a: &Analysis) -> Markup {
     let g = &a.graph_launches;
     let r = &a.replay_summary;
@@ -360,15 +366,30 @@ fn figures(a: &Analysis) -> Markup {
         section.cards {
             @for d in &a.devices {
                 @let f = &d.figures;
-                div.card {
-                    div.k { "GPU " (d.device) " occupancy" }
-                    div.v { (format!("{:.1}%", f.occupancy * 100.0)) }
-                    div.s { "busy " (human_us(f.busy_us)) " of " (human_us(f.window_us)) }
-                }
-                div.card {
-                    div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) }
-                    div.v { (f.gaps.over_threshold) }
-                    div.s { "of " (f.gaps.count) " gaps; longest " (human_us(f.gaps.max_us)) }
+                // Where the checks judge the steady state of graph replays, the cards show its
+                // figures, as the checks say them, and the whole trace's under them.
+                @if let Some(st) = steady_of(d) {
+                    div.card {
+                        div.k { "GPU " (d.device) " occupancy, steady state" }
+                        div.v { (format!("{:.1}%", st.figures.occupancy * 100.0)) }
+                        div.s { "busy " (human_us(st.figures.busy_us)) " of " (human_us(st.figures.window_us)) "; whole trace " (format!("{:.1}%", f.occupancy * 100.0)) " of " (human_us(f.window_us)) }
+                    }
+                    div.card {
+                        div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) ", steady state" }
+                        div.v { (st.figures.gaps.over_threshold) }
+                        div.s { "of " (st.figures.gaps.count) "; whole trace " (f.gaps.over_threshold) " of " (f.gaps.count) ", longest " (human_us(f.gaps.max_us)) }
+                    }
+                } @else {
+                    div.card {
+                        div.k { "GPU " (d.device) " occupancy" }
+                        div.v { (format!("{:.1}%", f.occupancy * 100.0)) }
+                        div.s { "busy " (human_us(f.busy_us)) " of " (human_us(f.window_us)) }
+                    }
+                    div.card {
+                        div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) }
+                        div.v { (f.gaps.over_threshold) }
+                        div.s { "of " (f.gaps.count) " gaps; longest " (human_us(f.gaps.max_us)) }
+                    }
                 }
             }
             div.card {

@@ -216,8 +216,11 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
     for d in &a.devices {
         let f = &d.figures;
         let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({})", cell(n)));
+        // Which window each figure is of, where the checks judge the steady state.
+        let steady = crate::html::steady_of(d);
+        let whole = if steady.is_some() { ", whole trace" } else { "" };
         rows.push((
-            format!("GPU {}{name} occupancy", cell(&d.device)),
+            format!("GPU {}{name} occupancy{whole}", cell(&d.device)),
             format!(
                 "**{:.1}%** — busy {} of a {} window",
                 f.occupancy * 100.0,
@@ -226,7 +229,7 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
             ),
         ));
         rows.push((
-            format!("gaps > {} µs", value_text(&serde_json::json!(f.gaps.threshold_us))),
+            format!("gaps > {} µs{whole}", value_text(&serde_json::json!(f.gaps.threshold_us))),
             format!(
                 "**{}** of {} (longest {})",
                 f.gaps.over_threshold,
@@ -234,6 +237,21 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
                 human_us(f.gaps.max_us)
             ),
         ));
+        if let Some(s) = steady {
+            rows.push((
+                format!("GPU {} steady state of graph replays (what the checks judge)", cell(&d.device)),
+                format!(
+                    "occupancy **{:.1}%** — busy {} of {} ({} before it, {} after it); **{}** gaps > {} µs",
+                    s.figures.occupancy * 100.0,
+                    human_us(s.figures.busy_us),
+                    human_us(s.figures.window_us),
+                    human_us(s.before_us),
+                    human_us(s.after_us),
+                    s.figures.gaps.over_threshold,
+                    value_text(&serde_json::json!(f.gaps.threshold_us))
+                ),
+            ));
+        }
     }
     let g = &a.graph_launches;
     if g.count > 0 {
