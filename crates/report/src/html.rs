@@ -395,8 +395,9 @@ fn figures(a: &Analysis) -> Markup {
             div.card {
                 div.k { "graph launch (host call)" }
                 @if g.count > 0 {
-                    div.v { (opt_us(g.mean_us)) }
-                    div.s { "mean of " (g.count) " × " (g.apis.join("/")) "; p50 " (opt_us(g.p50_us)) ", p99 " (opt_us(g.p99_us)) }
+                    @let [mean, p50, p99, _] = crate::terminal::launch_figures(g);
+                    div.v { (mean) }
+                    div.s { "mean of " (g.count) " × " (g.apis.join("/")) "; p50 " (p50) ", p99 " (p99) }
                 } @else {
                     div.v { "none" }
                     div.s { "no graph launch in the trace" }

@@ -255,17 +255,10 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
     }
     let g = &a.graph_launches;
     if g.count > 0 {
+        let [mean, p50, p99, max] = crate::terminal::launch_figures(g);
         rows.push((
             "graph launches".into(),
-            format!(
-                "{} × {}: mean **{}**, p50 {}, p99 {}, max {}",
-                g.count,
-                g.apis.join("/"),
-                opt_us(g.mean_us),
-                opt_us(g.p50_us),
-                opt_us(g.p99_us),
-                opt_us(g.max_us)
-            ),
+            format!("{} × {}: mean **{mean}**, p50 {p50}, p99 {p99}, max {max}", g.count, g.apis.join("/")),
         ));
         let r = &a.replay_summary;
         rows.push((

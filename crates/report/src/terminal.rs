@@ -67,7 +67,13 @@ pub(crate) fn verdict_line(out: &mut String, verdict: &str, reason: Option<&str>
     wrap_into(out, "verdict: ", &text, 9, cols);
 }
 
-pub use launchguard_analysis::units::{human_bytes, human_us};
+pub use launchguard_analysis::units::{human_bytes, human_us, human_us_alike};
+
+/// The graph launches' mean, p50, p99 and max, in one unit.
+pub(crate) fn launch_figures(g: &launchguard_analysis::model::GraphLaunches) -> [String; 4] {
+    let v = human_us_alike(&[g.mean_us, g.p50_us, g.p99_us, g.max_us]);
+    [v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()]
+}
 
 fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
@@ -138,15 +144,9 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
     }
     let g = &a.graph_launches;
     if g.count > 0 {
-        let launches = format!(
-            "{} × {}  mean {}  p50 {}  p99 {}  max {}",
-            g.count,
-            g.apis.join("/"),
-            opt_us(g.mean_us),
-            opt_us(g.p50_us),
-            opt_us(g.p99_us),
-            opt_us(g.max_us)
-        );
+        let [mean, p50, p99, max] = launch_figures(g);
+        let launches =
+            format!("{} × {}  mean {mean}  p50 {p50}  p99 {p99}  max {max}", g.count, g.apis.join("/"));
         wrap_into(out, "graph launches  ", &launches, 16, cols);
         let r = &a.replay_summary;
         let kernels = replay_kernels(a);
