@@ -356,11 +356,13 @@ mod tests {
             ],
             "{md}"
         );
-        assert!(md.contains("\n- **replay skew**: 2 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
+        // Over the common window (1 replay); the whole traces' (2 replays) differ in no figure.
+        assert!(md.contains("\n- **replay skew, common window**: 1 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
+        assert!(!md.contains("whole traces"), "{md}");
         assert!(
             md.contains(
-                // Rank 1 starts both replays last, but 5 µs apart: no rank waits for it.
-                "\n- **straggler**: none (last to start on the GPU: rank 1 in 2 of 2 replays)\n"
+                // Rank 1 starts the replay last, but 5 µs apart: no rank waits for it.
+                "; straggler none (last to start on the GPU: rank 1 in 1 of 1 replays)\n"
             ),
             "{md}"
         );
