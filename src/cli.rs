@@ -65,6 +65,25 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether standard output is one JSON object (`--format json`): then an error is one too.
+    pub fn json_output(&self) -> bool {
+        use crate::cmd::history::{HistoryCommand, ShowFormat};
+        match &self.command {
+            Command::Analyze(a) => a.format == Format::Json,
+            Command::Check(a) => a.format == Format::Json,
+            Command::Linkage(a) => a.format == Format::Json,
+            Command::Selftest(a) => a.format == Format::Json,
+            Command::Compare(a) => a.format == Format::Json,
+            Command::History(h) => match &h.command {
+                HistoryCommand::Show(a) => a.format == ShowFormat::Json,
+                HistoryCommand::Explain(a) => a.format == ShowFormat::Json,
+                _ => false,
+            },
+        }
+    }
+}
+
 /// `--color` values.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq, Default)]
 pub enum ColorArg {

@@ -28,10 +28,17 @@ fn main() -> ExitCode {
         cli::ColorArg::Never => anstream::ColorChoice::Never.write_global(),
     }
     outputs::set_width(args.width);
+    let json = args.json_output();
     match cmd::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("launchguard: error: {}", launchguard_report::escape::one_line(&one_line(&e)));
+            let line = launchguard_report::escape::one_line(&one_line(&e)).into_owned();
+            // A reader of `--format json` parses standard output: the error is an object there
+            // too, and the line on standard error is for the person watching.
+            if json && !outputs::printed() {
+                println!("{}", error_json(&line));
+            }
+            eprintln!("launchguard: error: {line}");
             ExitCode::from(2)
         }
     }
@@ -83,6 +90,12 @@ fn one_line(e: &anyhow::Error) -> String {
         out.push_str(&text);
     }
     out
+}
+
+/// The error object `--format json` prints on standard output: `{"schema":
+/// "launchguard.error/1", "error": LINE, "exit_code": 2}`.
+fn error_json(line: &str) -> String {
+    serde_json::json!({ "schema": "launchguard.error/1", "error": line, "exit_code": 2 }).to_string()
 }
 
 /// The reason a pattern is refused, without the pattern redrawn: "unclosed group".

@@ -132,6 +132,7 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
         }
         _ => bytes,
     };
+    PRINTED.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut out = anstream::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
     if let Err(e) = out.write_all(bytes).and_then(|_| out.flush()) {
@@ -140,6 +141,15 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether [`print`] wrote the command's result: an error after it (the history gate's) is not
+/// given a second JSON object on standard output.
+static PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the command's result was printed on standard output.
+pub fn printed() -> bool {
+    PRINTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Says on standard error that a file was written: report files are never written silently. The

@@ -116,16 +116,22 @@ fn launched(
             rank.world
         );
     }
-    if rank.world > 1 {
-        for var in ["MASTER_ADDR", "MASTER_PORT"] {
-            anyhow::ensure!(
-                env(var).is_some_and(|v| !v.is_empty()),
-                "rank {} of {}: {var} is not set; the ranks meet at MASTER_ADDR:MASTER_PORT (torchrun sets them; with srun, set them to the first node and a free port)",
-                rank.rank,
-                rank.world
-            );
-        }
-    }
+    // Said once the workload has found it can run here: a rank without torch or a GPU skips.
+    let unset = ["MASTER_ADDR", "MASTER_PORT"]
+        .into_iter()
+        .filter(|var| rank.world > 1 && env(var).is_none_or(|v| v.is_empty()))
+        .collect::<Vec<_>>();
+    let unset = (!unset.is_empty()).then(|| {
+        format!(
+            "rank {} of {}: {} not set; the ranks meet at MASTER_ADDR:MASTER_PORT (torchrun sets them; with srun, set them to the first node and a free port)",
+            rank.rank,
+            rank.world,
+            match unset.as_slice() {
+                [one] => format!("{one} is"),
+                _ => "MASTER_ADDR and MASTER_PORT are".to_string(),
+            }
+        )
+    });
     // The launcher ends a run with SIGTERM: the workload is stopped and the run said to have
     // failed, naming what is known, rather than dying mid-write.
     let term = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -139,6 +145,7 @@ fn launched(
         out: args.out.clone(),
         run_id: launcher::run_id(&env),
         wait: std::time::Duration::from_secs(args.wait.unwrap_or(timeout_s)),
+        unset,
         terminated: Some(std::sync::Arc::new(terminated)),
     }))
 }
@@ -165,7 +172,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if run.report.verdict == Verdict::Skip {
         let reason = run.report.reason.as_deref().unwrap_or("cannot run here");
         anyhow::ensure!(!args.require_gpu, "--require-gpu: {reason}");
-        eprintln!("launchguard: skip: {reason}");
+        // The readable report says it on standard output; JSON is for a program, so a person
+        // watching reads it here.
+        if args.format == Format::Json {
+            eprintln!("launchguard: skip: {reason}");
+        }
     }
     emit(&run, &args)?;
     let gate = super::history::after_check(&run.report, &args.history)?;

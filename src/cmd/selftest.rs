@@ -67,7 +67,9 @@ pub fn run(args: SelftestArgs) -> anyhow::Result<u8> {
     }
     crate::outputs::print_doc(&launchguard_report::Doc::Selftest(&report), args.format)?;
     if let Some(reason) = &report.reason {
-        eprintln!("launchguard: skip: {reason}");
+        if args.format == crate::cli::Format::Json {
+            eprintln!("launchguard: skip: {reason}");
+        }
         return Ok(0);
     }
     Ok(if report.false_alarms > 0 { 1 } else { 0 })

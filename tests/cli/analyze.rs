@@ -552,8 +552,12 @@ fn refused(path: &Path, needle: &str) {
 fn refused_by(path: &Path, needle: &str, parser: &str) {
     let (code, stdout, stderr) = run_on(path, &["--format", "json", "--parser", parser]);
     assert_eq!(code, 2, "{} (--parser {parser}): exit {code}, stderr {stderr}", path.display());
-    assert!(stdout.is_empty(), "{}: {stdout}", path.display());
     let line = stderr.trim_end();
+    // --format json: standard output is the error as an object, the same line.
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{}: {e}: {stdout}", path.display()));
+    assert_eq!(v["schema"], "launchguard.error/1");
+    assert_eq!(Some(line), v["error"].as_str().map(|e| format!("launchguard: error: {e}")).as_deref());
     assert_eq!(line.lines().count(), 1, "{}: not one line: {stderr}", path.display());
     assert!(line.starts_with("launchguard: error: "), "{line}");
     let name = path.file_name().unwrap().to_string_lossy();

@@ -144,7 +144,9 @@ fn a_failed_rank_ends_the_run_with_exit_2_naming_it() {
     assert_eq!(r0.status.code(), Some(2));
     let err = String::from_utf8_lossy(&r0.stderr);
     assert!(err.contains("rank 1 failed on host") && err.contains("exited with code"), "{err}");
-    assert!(r0.stdout.is_empty(), "no verdict: {}", String::from_utf8_lossy(&r0.stdout));
+    // No verdict: the JSON on standard output is the error's.
+    let v: serde_json::Value = serde_json::from_slice(&r0.stdout).unwrap();
+    assert_eq!(v["schema"], "launchguard.error/1", "no verdict: {v}");
 }
 
 #[test]

@@ -170,7 +170,7 @@ fn the_readme_and_the_help_state_the_declared_defaults() {
 /// What a run judged: its verdict and each check's id and status (every rank's, for a folder).
 fn judged(args: &[&str]) -> (i32, Vec<(String, String)>) {
     let (code, out, err) = run(args);
-    if code == 2 && out.is_empty() {
+    if code == 2 {
         // Unusable input (a trace without GPU activity): the same error either way.
         return (code, vec![("error".to_string(), err)]);
     }

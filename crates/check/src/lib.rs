@@ -223,7 +223,8 @@ fn run_launched(opts: &CheckOptions, l: &Launched) -> Result<CheckRun, CheckErro
                         .failed(&format!("{who} skipped: {}", skip.report.reason.as_deref().unwrap_or("")));
                     Ok(skip)
                 }
-                Err(e) => Err(fail(format!("{e:#}"))),
+                // torch's own complaint about the missing variable says less than ours.
+                Err(e) => Err(fail(l.unset.clone().unwrap_or_else(|| format!("{e:#}")))),
             };
         }
     };
@@ -234,6 +235,9 @@ fn run_launched(opts: &CheckOptions, l: &Launched) -> Result<CheckRun, CheckErro
             skip.report.reason.as_deref().unwrap_or("")
         ));
         return Ok(skip);
+    }
+    if let Some(unset) = &l.unset {
+        return Err(fail(unset.clone()));
     }
     let (result, raw) = (&outcome.results[0], &outcome.traces[0]);
     let with_context = workdir.path().join("trace.context.json");
@@ -272,6 +276,10 @@ pub struct Launched {
     pub run_id: String,
     /// How long rank 0 waits for the other ranks once its own rank is done.
     pub wait: Duration,
+    /// The launcher's rendezvous that is missing (MASTER_ADDR, MASTER_PORT), said as the error
+    /// the run ends with once this rank could run here: a rank without torch or a GPU skips
+    /// whatever its rendezvous.
+    pub unset: Option<String>,
     /// Whether the launcher asked this process to end (SIGTERM), with what to say.
     pub terminated: Option<std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>>,
 }

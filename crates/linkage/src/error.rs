@@ -50,10 +50,12 @@ pub enum LinkageError {
         reason: String,
     },
     /// There is no torch package to inspect.
-    #[error("{place} has no torch package")]
+    #[error("{place} has no torch package{hint}")]
     NoTorch {
-        /// The interpreter asked, or the image searched.
+        /// The interpreter asked (with the path it runs from), or the image searched.
         place: String,
+        /// What to do about it, with its leading punctuation ("; --python …"), or empty.
+        hint: String,
     },
     /// A torch directory without any of the libraries inspected.
     #[error("{dir}: no libtorch_cpu.so, libtorch_cuda.so or libtorch_hip.so (not a torch installation?)")]

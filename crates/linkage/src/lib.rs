@@ -154,7 +154,10 @@ pub fn inspect(target: &Target, opts: &InspectOptions) -> Result<LinkageReport, 
                         return Err(spent(&fs, &format!("searching --root {} for torch", root.display())));
                     }
                     let Some(first) = found.first().cloned() else {
-                        return Err(LinkageError::NoTorch { place: format!("--root {}", root.display()) });
+                        return Err(LinkageError::NoTorch {
+                            place: format!("--root {}", root.display()),
+                            hint: String::new(),
+                        });
                     };
                     if found.len() > 1 {
                         notes.push(format!(

@@ -27,10 +27,11 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 /// of stdout) and the reason of a failure (the last line of stderr) are.
 const OUTPUT_TAIL: usize = 64 << 10;
 
-/// Prints torch's spec as JSON, or `null`. find_spec on a top-level name imports nothing.
-const FIND_SPEC: &str = "import importlib.util, json
+/// Prints torch's spec as JSON, or the interpreter's own path when it has no torch (a bare
+/// `python3` names no file). find_spec on a top-level name imports nothing.
+const FIND_SPEC: &str = "import importlib.util, json, sys
 s = importlib.util.find_spec('torch')
-print(json.dumps(None if s is None else {'origin': s.origin, 'locations': list(s.submodule_search_locations or [])}))";
+print(json.dumps({'no_torch': sys.executable} if s is None else {'origin': s.origin, 'locations': list(s.submodule_search_locations or [])}))";
 
 /// What a reader thread has kept of one output, and a channel that says when it is all in.
 struct Tail {
@@ -120,8 +121,14 @@ pub fn ask_python(python: &str) -> Result<String, LinkageError> {
     let line = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
     let spec: serde_json::Value = serde_json::from_str(line)
         .map_err(|_| fail(format!("unexpected output {:?}", shorten(line.trim()))))?;
-    if spec.is_null() {
-        return Err(LinkageError::NoTorch { place: python.to_string() });
+    // `null`: an interpreter (a stand-in) that says only that there is none.
+    if spec.is_null() || spec.get("no_torch").is_some() {
+        let place = match spec["no_torch"].as_str().filter(|e| !e.is_empty() && *e != python) {
+            Some(e) => format!("{python} ({e})"),
+            None => python.to_string(),
+        };
+        let hint = "; name an interpreter that has torch with --python".to_string();
+        return Err(LinkageError::NoTorch { place, hint });
     }
     let location = spec["locations"][0].as_str().map(String::from).or_else(|| {
         let origin = spec["origin"].as_str()?;

@@ -15,6 +15,9 @@ const MR: f64 = 12.0;
 const MT: f64 = 30.0;
 const MB: f64 = 34.0;
 
+/// The width of a digit of a bar's count (10 px text), in SVG units.
+const COUNT_CHAR_W: f64 = 6.2;
+
 /// A coordinate with one decimal: enough for a screen, small in the file.
 pub fn c(x: f64) -> String {
     format!("{:.1}", x)
@@ -67,6 +70,30 @@ pub fn axis_us(us: f64) -> String {
     } else {
         format!("{us} µs")
     }
+}
+
+/// The labels of one axis's ticks (µs values, evenly spaced): one unit for the whole axis, the
+/// largest tick's (ns under 1 µs, ms from 1,000 µs), and as many decimals as the step needs, so
+/// that no two labels read alike and none is longer than it must be ("0.0015 µs" is "1.5 ns").
+pub fn axis_labels(ticks: &[f64]) -> Vec<String> {
+    let top = ticks.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+    let (scale, unit) = match top {
+        t if t >= 1000.0 => (1e-3, "ms"),
+        t if t > 0.0 && t < 1.0 => (1e3, "ns"),
+        _ => (1.0, "µs"),
+    };
+    let step = ticks.windows(2).map(|w| (w[1] - w[0]) * scale).fold(f64::INFINITY, f64::min);
+    // The fewest decimals that write the step exactly (to a part in a million of it).
+    let decimals = if step.is_finite() && step > 0.0 {
+        (0..=9).find(|&d| {
+            let p = 10f64.powi(d) * step;
+            p.round() >= 1.0 && (p - p.round()).abs() < 1e-6 * p
+        })
+    } else {
+        Some(0)
+    };
+    let decimals = decimals.unwrap_or(9) as usize;
+    ticks.iter().map(|t| format!("{:.*} {unit}", decimals, t * scale)).collect()
 }
 
 /// One histogram bar.
@@ -164,9 +191,6 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
                         rect.bar.hot[b.hot].open[b.hi.is_none()] x=(c(x + 1.0)) y=(c(MT + ph - h)) width=(c((bw - 2.0).max(0.5))) height=(c(h)) {
                             title { (bin_label(b)) ": " (b.count) }
                         }
-                        @if bw >= 14.0 {
-                            text.count x=(c(x + bw / 2.0)) y=(c(MT + ph - h - 3.0)) text-anchor="middle" { (b.count) }
-                        }
                     }
                     @if b.hi.is_none() {
                         text.axis x=(c(ML + pw)) y=(c(MT + ph + 26.0)) text-anchor="end" { "last bin: ≥ " (axis_us(b.lo)) }
@@ -185,6 +209,15 @@ pub fn histogram(title: &str, bins: &[Bin], markers: &[Marker<'_>], log_y: bool,
                     @if let Some(p) = pos(m.at) {
                         @let x = ML + p * bw;
                         line class=(format!("marker {}", m.class)) x1=(c(x)) y1=(c(MT)) x2=(c(x)) y2=(c(MT + ph)) { title { (m.label) } }
+                    }
+                }
+                // Each count over its bar, after the markers so that no line crosses it, and
+                // only where it fits the bar's width (its neighbours' counts are as wide); the
+                // bar's title says it otherwise.
+                @for (i, b) in bins.iter().enumerate() {
+                    @let h = if b.count > 0 { (scale(b.count as f64) * ph).max(1.0) } else { 0.0 };
+                    @if b.count > 0 && COUNT_CHAR_W * b.count.to_string().len() as f64 + 2.0 <= bw {
+                        text.count x=(c(ML + (i as f64 + 0.5) * bw)) y=(c(MT + ph - h - 3.0)) text-anchor="middle" { (b.count) }
                     }
                 }
             }
@@ -328,9 +361,9 @@ impl YAxis {
     fn grid(&self) -> Markup {
         let pw = CHART_W - ML - MR;
         html! {
-            @for t in &self.ticks {
+            @for (t, label) in self.ticks.iter().zip(axis_labels(&self.ticks)) {
                 line.gridline x1=(c(ML)) y1=(c(self.at(*t))) x2=(c(ML + pw)) y2=(c(self.at(*t))) {}
-                text.axis x=(c(ML - 4.0)) y=(c(self.at(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
+                text.axis x=(c(ML - 4.0)) y=(c(self.at(*t) + 4.0)) text-anchor="end" { (label) }
             }
         }
     }
@@ -427,6 +460,48 @@ mod tests {
         // Not 0.6000000000000001.
         assert_eq!(ticks(0.0, 1.0, 6), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
         assert_eq!(ticks(3.0, 4.2, 3), vec![3.0, 3.5, 4.0]);
+    }
+
+    #[test]
+    fn an_axis_says_one_unit_and_the_decimals_its_step_needs() {
+        let labels = |t: &[f64]| axis_labels(t).join(", ");
+        assert_eq!(labels(&[0.0, 50.0, 100.0, 150.0]), "0 µs, 50 µs, 100 µs, 150 µs");
+        assert_eq!(labels(&[0.0, 2.5, 5.0, 7.5]), "0.0 µs, 2.5 µs, 5.0 µs, 7.5 µs");
+        // Sub-µs values in ns, not "0.0015 µs".
+        assert_eq!(labels(&[0.0, 0.0005, 0.001, 0.0015]), "0.0 ns, 0.5 ns, 1.0 ns, 1.5 ns");
+        // One unit for the axis: not "500 µs, 1 ms".
+        assert_eq!(labels(&[0.0, 500.0, 1000.0, 1500.0]), "0.0 ms, 0.5 ms, 1.0 ms, 1.5 ms");
+        // Ticks close together far from zero stay apart: not "408.529 ms" three times.
+        assert_eq!(labels(&[408_529.1, 408_529.2, 408_529.3]), "408.5291 ms, 408.5292 ms, 408.5293 ms");
+        assert_eq!(labels(&[408_529.000_1, 408_529.000_2]), "408.5290001 ms, 408.5290002 ms");
+        assert_eq!(labels(&[0.0]), "0 µs");
+    }
+
+    #[test]
+    fn counts_fit_their_bars_and_no_marker_crosses_one() {
+        let bins: Vec<Bin> = [(0.0, 4265), (1.0, 35), (2.0, 3)]
+            .iter()
+            .map(|&(lo, count)| Bin { lo, hi: Some(lo + 1.0), count, hot: false })
+            .collect();
+        let marker = [Marker { at: 1.5, label: "mean", class: "mean" }];
+        let svg = histogram("t", &bins, &marker, true, "gaps").into_string();
+        // 496 units over 3 bars: every count fits, and each is drawn after the marker's line.
+        let line = svg.find("<line class=\"marker mean\" x1=").unwrap();
+        for count in ["4265", "35", "3"] {
+            let at = svg.find(&format!(">{count}</text>")).unwrap_or_else(|| panic!("{count}: {svg}"));
+            assert!(at > line, "{count} drawn before the marker");
+        }
+        // 30 bars: a bar is 16.5 units wide, room for two digits (14.4), not four (26.8).
+        let many: Vec<Bin> = (0..30)
+            .map(|i| Bin {
+                lo: i as f64,
+                hi: Some(i as f64 + 1.0),
+                count: if i == 0 { 4265 } else { 35 },
+                hot: false,
+            })
+            .collect();
+        let svg = histogram("t", &many, &[], false, "n").into_string();
+        assert!(!svg.contains(">4265</text>") && svg.contains(">35</text>"), "{svg}");
     }
 
     #[test]

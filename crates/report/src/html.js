@@ -28,6 +28,27 @@
     if (a >= 1e3) return +(us / 1e3).toPrecision(6) + " ms";
     return +us.toPrecision(6) + " µs";
   }
+  // Labels of evenly spaced ticks (µs): one unit for the axis, the largest tick's (ns under 1 µs,
+  // ms from 1,000 µs, s from 1e6), and the decimals the step needs, so that deep in a zoom no two
+  // read alike (not "408.529 ms" three times). As charts.rs's axis_labels.
+  function unitOf(top) {
+    return top >= 1e6 ? [1e-6, " s"] : top >= 1e3 ? [1e-3, " ms"] : top > 0 && top < 1 ? [1e3, " ns"] : [1, " µs"];
+  }
+  function decimalsFor(step) {
+    for (var d = 0; d <= 9; d++) { var p = Math.pow(10, d) * step; if (Math.round(p) >= 1 && Math.abs(p - Math.round(p)) < 1e-6 * p) return d; }
+    return 9;
+  }
+  function tickLabels(list) {
+    var top = list.reduce(function (m, t) { return Math.max(m, Math.abs(t)); }, 0), u = unitOf(top), step = Infinity;
+    for (var i = 1; i < list.length; i++) step = Math.min(step, (list[i] - list[i - 1]) * u[0]);
+    var d = isFinite(step) && step > 0 ? decimalsFor(step) : 0;
+    return list.map(function (t) { return (t * u[0]).toFixed(d) + u[1]; });
+  }
+  // A time under the cursor, to the decimals one pixel (res µs) can tell apart.
+  function atLabel(us, res) {
+    var u = unitOf(Math.abs(us)), d = Math.max(0, Math.min(9, Math.ceil(-Math.log10(res * u[0]))));
+    return (us * u[0]).toFixed(d) + u[1];
+  }
   // Round ticks over [lo, hi] (µs), about n of them.
   function ticks(lo, hi, n) {
     if (!(hi > lo)) return [lo];
@@ -166,10 +187,11 @@
     });
     var height = y + 4, axis = el("g", { "class": "axis" });
     // Tick labels at least 80 px apart, whatever the width.
-    ticks(t0 / 1000, t1 / 1000, Math.max(2, Math.floor(pw / 80))).forEach(function (tk) {
+    var tks = ticks(t0 / 1000, t1 / 1000, Math.max(2, Math.floor(pw / 80))), labels = tickLabels(tks);
+    tks.forEach(function (tk, i) {
       var tx = r1(LABEL_W + (tk * 1000 - t0) / dt * pw);
       axis.appendChild(el("line", { "class": "tick", x1: tx, y1: AXIS_H - 4, x2: tx, y2: r1(height - 4) }));
-      axis.appendChild(el("text", { "class": "axis", x: tx, y: AXIS_H - 8, "text-anchor": "middle" }, axisLabel(tk)));
+      axis.appendChild(el("text", { "class": "axis", x: tx, y: AXIS_H - 8, "text-anchor": "middle" }, labels[i]));
     });
     var lines = el("g", { "class": "lines" });
     (d.lines || []).forEach(function (l) {
@@ -191,7 +213,7 @@
     this.cursor.setAttribute("visibility", p.inside ? "visible" : "hidden");
     this.cursor.setAttribute("x1", p.x); this.cursor.setAttribute("x2", p.x);
     if (!p.inside) { this.readout.textContent = ""; return; }
-    var text = axisLabel(p.t / 1000), self = this;
+    var text = atLabel(p.t / 1000, (this.view[1] - this.view[0]) / this.pw / 1000), self = this;
     this.rowY.forEach(function (ry) {
       var row = self.data.rows[ry[2]];
       if (!row.names || y < ry[0] || y > ry[1]) return;

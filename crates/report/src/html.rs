@@ -7,13 +7,13 @@
 use crate::escape::one_line;
 use launchguard_analysis::intervals::{self, Span};
 use launchguard_analysis::kernels::{KernelRow, Kernels};
-use launchguard_analysis::model::Analysis;
+use launchguard_analysis::model::{Analysis, Device, Steady};
 use launchguard_analysis::spans::{Findings, RankSpans, RanksSpans};
 use launchguard_judge::{Check, CheckId, RanksReport, Status};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use crate::charts::{self, box_plots, count_into, histogram, line_chart, log_bins, Bin, Marker, Series};
-use crate::terminal::{human_bytes, human_us};
+use crate::terminal::{human_bytes, human_us, opt_us};
 use crate::timeline_svg::{self as tl, Preset, Row};
 use crate::{value_text, View};
 
@@ -349,8 +349,10 @@ fn distribution(r: &RanksReport) -> Markup {
     }
 }
 
-fn opt_us(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), human_us)
+/// A device's steady state of graph replays when it is not its whole window: then the checks
+/// judge it, and a figure of the whole trace must say which window it is of.
+pub(crate) fn steady_of(d: &Device) -> Option<&Steady> {
+    d.steady.as_ref().filter(|s| s.before_us > 0.0 || s.after_us > 0.0)
 }
 
 fn figures(a: &Analysis) -> Markup {
@@ -360,22 +362,38 @@ fn figures(a: &Analysis) -> Markup {
         section.cards {
             @for d in &a.devices {
                 @let f = &d.figures;
-                div.card {
-                    div.k { "GPU " (d.device) " occupancy" }
-                    div.v { (format!("{:.1}%", f.occupancy * 100.0)) }
-                    div.s { "busy " (human_us(f.busy_us)) " of " (human_us(f.window_us)) }
-                }
-                div.card {
-                    div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) }
-                    div.v { (f.gaps.over_threshold) }
-                    div.s { "of " (f.gaps.count) " gaps; longest " (human_us(f.gaps.max_us)) }
+                // Where the checks judge the steady state of graph replays, the cards show its
+                // figures, as the checks say them, and the whole trace's under them.
+                @if let Some(st) = steady_of(d) {
+                    div.card {
+                        div.k { "GPU " (d.device) " occupancy, steady state" }
+                        div.v { (format!("{:.1}%", st.figures.occupancy * 100.0)) }
+                        div.s { "busy " (human_us(st.figures.busy_us)) " of " (human_us(st.figures.window_us)) "; whole trace " (format!("{:.1}%", f.occupancy * 100.0)) " of " (human_us(f.window_us)) }
+                    }
+                    div.card {
+                        div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) ", steady state" }
+                        div.v { (st.figures.gaps.over_threshold) }
+                        div.s { "of " (st.figures.gaps.count) "; whole trace " (f.gaps.over_threshold) " of " (f.gaps.count) ", longest " (human_us(f.gaps.max_us)) }
+                    }
+                } @else {
+                    div.card {
+                        div.k { "GPU " (d.device) " occupancy" }
+                        div.v { (format!("{:.1}%", f.occupancy * 100.0)) }
+                        div.s { "busy " (human_us(f.busy_us)) " of " (human_us(f.window_us)) }
+                    }
+                    div.card {
+                        div.k { "gaps > " (charts::axis_us(f.gaps.threshold_us)) }
+                        div.v { (f.gaps.over_threshold) }
+                        div.s { "of " (f.gaps.count) " gaps; longest " (human_us(f.gaps.max_us)) }
+                    }
                 }
             }
             div.card {
                 div.k { "graph launch (host call)" }
                 @if g.count > 0 {
-                    div.v { (opt_us(g.mean_us)) }
-                    div.s { "mean of " (g.count) " × " (g.apis.join("/")) "; p50 " (opt_us(g.p50_us)) ", p99 " (opt_us(g.p99_us)) }
+                    @let [mean, p50, p99, _] = crate::terminal::launch_figures(g);
+                    div.v { (mean) }
+                    div.s { "mean of " (g.count) " × " (g.apis.join("/")) "; p50 " (p50) ", p99 " (p99) }
                 } @else {
                     div.v { "none" }
                     div.s { "no graph launch in the trace" }
@@ -1011,9 +1029,7 @@ mod tests {
             assert!(row.contains(&want), "{row}");
         }
         assert!(
-            ranks.contains(
-                "<th>straggler</th><td>none (last to start on the GPU: rank 1 in 2 of 2 replays)</td>"
-            ),
+            ranks.contains("; straggler none (last to start on the GPU: rank 1 in 1 of 1 replays)</td>"),
             "{ranks}"
         );
         assert!(ranks.contains("<th>worst rank</th><td>rank 0</td>"), "{ranks}");

@@ -212,8 +212,11 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
     for d in &a.devices {
         let f = &d.figures;
         let name = d.name.as_ref().map_or(String::new(), |n| format!(" ({})", cell(n)));
+        // Which window each figure is of, where the checks judge the steady state.
+        let steady = crate::html::steady_of(d);
+        let whole = if steady.is_some() { ", whole trace" } else { "" };
         rows.push((
-            format!("GPU {}{name} occupancy", cell(&d.device)),
+            format!("GPU {}{name} occupancy{whole}", cell(&d.device)),
             format!(
                 "**{:.1}%** — busy {} of a {} window",
                 f.occupancy * 100.0,
@@ -222,7 +225,7 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
             ),
         ));
         rows.push((
-            format!("gaps > {} µs", value_text(&serde_json::json!(f.gaps.threshold_us))),
+            format!("gaps > {} µs{whole}", value_text(&serde_json::json!(f.gaps.threshold_us))),
             format!(
                 "**{}** of {} (longest {})",
                 f.gaps.over_threshold,
@@ -230,6 +233,21 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
                 human_us(f.gaps.max_us)
             ),
         ));
+        if let Some(s) = steady {
+            rows.push((
+                format!("GPU {} steady state of graph replays (what the checks judge)", cell(&d.device)),
+                format!(
+                    "occupancy **{:.1}%** — busy {} of {} ({} before it, {} after it); **{}** gaps > {} µs",
+                    s.figures.occupancy * 100.0,
+                    human_us(s.figures.busy_us),
+                    human_us(s.figures.window_us),
+                    human_us(s.before_us),
+                    human_us(s.after_us),
+                    s.figures.gaps.over_threshold,
+                    value_text(&serde_json::json!(f.gaps.threshold_us))
+                ),
+            ));
+        }
     }
     let g = &a.graph_launches;
     if g.count > 0 {
@@ -330,11 +348,13 @@ mod tests {
             ],
             "{md}"
         );
-        assert!(md.contains("\n- **replay skew**: 2 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
+        // Over the common window (1 replay); the whole traces' (2 replays) differ in no figure.
+        assert!(md.contains("\n- **replay skew, common window**: 1 replays: GPU start p50 5.0 µs, p99 5.0 µs, max 5.0 µs; launch call p50 5.0 µs,"), "{md}");
+        assert!(!md.contains("whole traces"), "{md}");
         assert!(
             md.contains(
-                // Rank 1 starts both replays last, but 5 µs apart: no rank waits for it.
-                "\n- **straggler**: none (last to start on the GPU: rank 1 in 2 of 2 replays)\n"
+                // Rank 1 starts the replay last, but 5 µs apart: no rank waits for it.
+                "; straggler none (last to start on the GPU: rank 1 in 1 of 1 replays)\n"
             ),
             "{md}"
         );

@@ -105,16 +105,26 @@ pub(crate) fn headline(r: &RanksReport) -> String {
 }
 
 fn spreads(s: &Skew) -> String {
+    let (g, l) = (&s.gpu_start, &s.launch_start);
+    let g = crate::terminal::human_us_alike(&[Some(g.p50_us), Some(g.p99_us), Some(g.max_us)]);
+    let l = crate::terminal::human_us_alike(&[Some(l.p50_us), Some(l.p99_us), Some(l.max_us)]);
     format!(
         "{} replays: GPU start p50 {}, p99 {}, max {}; launch call p50 {}, p99 {}, max {}",
-        s.replays,
-        human_us(s.gpu_start.p50_us),
-        human_us(s.gpu_start.p99_us),
-        human_us(s.gpu_start.max_us),
-        human_us(s.launch_start.p50_us),
-        human_us(s.launch_start.p99_us),
-        human_us(s.launch_start.max_us),
+        s.replays, g[0], g[1], g[2], l[0], l[1], l[2]
     )
+}
+
+/// The whole traces' skew beside the common window's: only the figures that differ, or `None`.
+fn whole_beside(whole: &Skew, common: &Skew) -> Option<String> {
+    let differ: Vec<String> = [
+        ("GPU start max", whole.gpu_start.max_us, common.gpu_start.max_us),
+        ("launch call max", whole.launch_start.max_us, common.launch_start.max_us),
+    ]
+    .into_iter()
+    .filter(|(_, w, c)| human_us(*w) != human_us(*c))
+    .map(|(what, w, _)| format!("{what} {}", human_us(w)))
+    .collect();
+    (!differ.is_empty()).then(|| format!("{} replays: {}", whole.replays, differ.join(", ")))
 }
 
 /// "rank 0 (last to start on the GPU in 62 of 100 replays; rank 1 in 38)"; past three ranks,
@@ -152,15 +162,20 @@ fn straggler(s: &Skew) -> String {
 /// The figures that compare the ranks, as (label, text) lines.
 pub(crate) fn across(r: &RanksReport) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    match &r.across.figures.skew {
-        Some(s) => {
+    // Over the common window when there is one (where the verdicts are judged), then of the
+    // whole traces only what differs, as the terminal report says it.
+    match (&r.across.figures.skew, &r.across.figures.skew_common) {
+        (whole, Some(s)) => {
+            out.push(("replay skew, common window", format!("{}; straggler {}", spreads(s), straggler(s))));
+            if let Some(text) = whole.as_ref().and_then(|w| whole_beside(w, s)) {
+                out.push(("replay skew, whole traces", text));
+            }
+        }
+        (Some(s), None) => {
             out.push(("replay skew", spreads(s)));
             out.push(("straggler", straggler(s)));
         }
-        None => out.push(("replay skew", "not measured".to_string())),
-    }
-    if let Some(s) = &r.across.figures.skew_common {
-        out.push(("replay skew, common window", format!("{}; straggler {}", spreads(s), straggler(s))));
+        (None, None) => out.push(("replay skew", "not measured".to_string())),
     }
     let clocks = clocks(r);
     out.push(("clocks", clocks));

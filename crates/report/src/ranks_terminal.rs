@@ -13,7 +13,7 @@ use launchguard_judge::RanksReport;
 use crate::escape::one_line;
 use crate::fit::{self, wrap_into};
 use crate::ranks_table::{self, rank_list, Figure, RANKS_SIDE_BY_SIDE};
-use crate::terminal::{human_bytes, human_us};
+use crate::terminal::{human_bytes, human_us, human_us_alike};
 
 /// Kernel rows per rank in the terminal report.
 const TOP_KERNELS: usize = 5;
@@ -83,27 +83,39 @@ fn skew_lines(out: &mut String, r: &RanksReport, cols: usize) {
         return;
     };
     let over = if across.skew_common.is_some() { "in the common window" } else { "" };
+    let (g, l) = (&main.gpu_start, &main.launch_start);
+    let (g, l) = (
+        human_us_alike(&[Some(g.p50_us), Some(g.p99_us), Some(g.max_us)]),
+        human_us_alike(&[Some(l.p50_us), Some(l.p99_us), Some(l.max_us)]),
+    );
     let text = format!(
         "{} replays{}: GPU start p50 {}  p99 {}  max {};  launch call p50 {}  p99 {}  max {}",
         main.replays,
         if over.is_empty() { String::new() } else { format!(" {over}") },
-        human_us(main.gpu_start.p50_us),
-        human_us(main.gpu_start.p99_us),
-        human_us(main.gpu_start.max_us),
-        human_us(main.launch_start.p50_us),
-        human_us(main.launch_start.p99_us),
-        human_us(main.launch_start.max_us)
+        g[0],
+        g[1],
+        g[2],
+        l[0],
+        l[1],
+        l[2]
     );
     wrap_into(out, &fit::left("replay skew", 13), &text, 13, cols);
     wrap_into(out, &" ".repeat(13), &last_to_start(main), 13, cols);
-    if let (Some(whole), Some(_)) = (&across.skew, &across.skew_common) {
-        let text = format!(
-            "the whole traces: {} replays, GPU start max {}, launch call max {}",
-            whole.replays,
-            human_us(whole.gpu_start.max_us),
-            human_us(whole.launch_start.max_us)
-        );
-        wrap_into(out, &" ".repeat(13), &text, 13, cols);
+    // The whole traces' figures, those that differ from the common window's (a maximum
+    // said twice reads as two findings).
+    if let Some(whole) = across.skew.as_ref().filter(|_| across.skew_common.is_some()) {
+        let differ = [
+            ("GPU start max", whole.gpu_start.max_us, main.gpu_start.max_us),
+            ("launch call max", whole.launch_start.max_us, main.launch_start.max_us),
+        ]
+        .into_iter()
+        .filter(|(_, w, m)| human_us(*w) != human_us(*m))
+        .map(|(what, w, _)| format!("{what} {}", human_us(w)))
+        .collect::<Vec<_>>();
+        if !differ.is_empty() {
+            let text = format!("the whole traces ({} replays): {}", whole.replays, differ.join(", "));
+            wrap_into(out, &" ".repeat(13), &text, 13, cols);
+        }
     }
 }
 

@@ -67,7 +67,13 @@ pub(crate) fn verdict_line(out: &mut String, verdict: &str, reason: Option<&str>
     wrap_into(out, "verdict: ", &text, 9, cols);
 }
 
-pub use launchguard_analysis::units::{human_bytes, human_us};
+pub use launchguard_analysis::units::{human_bytes, human_us, human_us_alike};
+
+/// The graph launches' mean, p50, p99 and max, in one unit.
+pub(crate) fn launch_figures(g: &GraphLaunches) -> [String; 4] {
+    let v = human_us_alike(&[g.mean_us, g.p50_us, g.p99_us, g.max_us]);
+    [v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()]
+}
 
 /// A time, or "–" where there is none.
 pub(crate) fn opt_us(v: Option<f64>) -> String {
@@ -187,12 +193,8 @@ pub(crate) fn launch_times(
     sep: &str,
     mean: impl Fn(String) -> String,
 ) -> String {
-    let times = [
-        format!("mean {}", mean(opt_us(g.mean_us))),
-        format!("p50 {}", opt_us(g.p50_us)),
-        format!("p99 {}", opt_us(g.p99_us)),
-        format!("max {}", opt_us(g.max_us)),
-    ];
+    let [m, p50, p99, max] = launch_figures(g);
+    let times = [format!("mean {}", mean(m)), format!("p50 {p50}"), format!("p99 {p99}"), format!("max {max}")];
     format!("{} × {}{after}{}", g.count, g.apis.join("/"), times.join(sep))
 }
 
