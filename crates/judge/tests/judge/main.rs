@@ -2,4 +2,5 @@
 //! mutant (scripts/mutants.sh) links it once.
 
 mod compare;
+mod settings;
 mod trace;
