@@ -2,5 +2,6 @@
 //! mutant (scripts/mutants.sh) links it once.
 
 mod compare;
+mod ranks;
 mod settings;
 mod trace;
