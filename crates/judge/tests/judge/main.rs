@@ -3,5 +3,6 @@
 
 mod compare;
 mod ranks;
+mod run;
 mod settings;
 mod trace;
