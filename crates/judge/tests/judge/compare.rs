@@ -474,3 +474,39 @@ fn numbers_in_messages() {
     assert_eq!(compare::format_p(0.001), "0.001");
     assert_eq!(compare::format_p(0.5), "0.500");
 }
+
+/// What each metric's line says: the figures, the limit and the finding.
+#[test]
+fn the_line_of_each_metric() {
+    let line = |f: MetricFigures| judge(vec![f]).metrics[0].message.clone();
+    assert_eq!(
+        line(samples("graph_launch", 50.0, 100.0, 1e-9, 80.0, 120.0)),
+        "graph_launch: median 50.0 → 150.0 µs, +100.0 µs (95% CI +80.0 to +120.0, p 1.0e-9, n 300/300): a regression: \
+         the interval clears the 50.0 µs floor"
+    );
+    assert!(line(samples("graph_launch", 50.0, -60.0, 1e-9, -70.0, -50.1)).ends_with(
+        "(95% CI −70.0 to −50.1, p 1.0e-9, n 300/300): an improvement: the interval clears the 50.0 µs floor"
+    ));
+    assert!(line(samples("graph_launch", 50.0, 60.0, 0.5, 50.0, 70.0))
+        .ends_with(": no significant shift (alpha 0.001)"));
+    assert!(line(samples("graph_launch", 50.0, 60.0, 1e-9, 50.0, 70.0))
+        .ends_with(": significant, but the interval does not clear the 50.0 µs floor"));
+    assert_eq!(
+        line(single("gpu_before", "µs", 200.0, 50.0)),
+        "gpu_before: 200.0 → 250.0 µs, +50.0 µs (+25.0%; one figure per run, no interval; fails above 20%): a regression \
+         past the limit"
+    );
+    assert!(line(single("gpu_before", "µs", 200.0, -50.0)).ends_with(
+        "(−25.0%; one figure per run, no interval; fails above 20%): an improvement past the limit"
+    ));
+    assert!(line(single("gpu_before", "µs", 200.0, 10.0)).ends_with(": within the limit"));
+    assert_eq!(
+        line(single("gaps", "µs", 2.0, 6.0)),
+        "gaps: 2 → 8 (+6; fails above 5 more): a regression past the limit"
+    );
+    assert_eq!(
+        line(single("occupancy", "", 0.90, -0.16)),
+        "occupancy: 90.0% → 74.0%, −16.0 points (one figure per run, no interval; fails below −15.0 points): a \
+         regression past the limit"
+    );
+}
