@@ -556,3 +556,103 @@ fn the_replay_idle_limit() {
     assert_eq!(Limits::new(&ctx(1, Some(100.0), Some(44), 100), &s).replay_idle_fail_us(), 20.0);
     assert_eq!(Limits::new(&ctx(1, None, Some(44), 100), &s).replay_idle_fail_us(), 20.0);
 }
+
+/// A trace that lost GPU events is inconclusive, each loss told at its threshold: at least
+/// `DAMAGE_MIN_REPLAYS` and `DAMAGE_SHARE` of the launches, a GPU record shorter than
+/// `DAMAGE_GPU_WINDOW_SHARE` of the host's, or the profiler saying so.
+#[test]
+fn damage_at_its_thresholds() {
+    use launchguard_judge::limits::{DAMAGE_GPU_WINDOW_SHARE, DAMAGE_MIN_REPLAYS, DAMAGE_SHARE};
+    let judged = |launches: u64, f: &dyn Fn(&mut Analysis)| {
+        let mut a = analysis(&Case { launches, ..HEALTHY });
+        f(&mut a);
+        launchguard_judge::analysis(a, &Settings::default())
+    };
+    let share = (DAMAGE_SHARE * 100.0).ceil() as u64;
+    let r = judged(100, &|a| a.damage.replays_without_kernels = share);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    let c = r.checks.iter().find(|c| c.id == CheckId::TraceDamage).unwrap();
+    assert_eq!((c.status, c.value.clone()), (Status::Warn, serde_json::json!(share as f64)));
+    assert_eq!(c.limit, serde_json::json!(DAMAGE_SHARE * 100.0));
+    assert!(c.hint.is_some());
+    assert_eq!(
+        r.reason.as_deref(),
+        Some(
+            format!(
+                "the trace lost GPU events, so it cannot say whether the GPU starved: {share} of 100 graph launches ran \
+                 no GPU activity in the trace (replays without any kernel)"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(judged(100, &|a| a.damage.replays_without_kernels = share - 1).verdict, Verdict::Pass);
+    // Few launches: at least DAMAGE_MIN_REPLAYS of them.
+    assert_eq!(
+        judged(10, &|a| a.damage.replays_without_kernels = DAMAGE_MIN_REPLAYS).verdict,
+        Verdict::Inconclusive
+    );
+    assert_eq!(
+        judged(10, &|a| a.damage.replays_without_kernels = DAMAGE_MIN_REPLAYS - 1).verdict,
+        Verdict::Pass
+    );
+    let r = judged(100, &|a| a.damage.replays_unmatched = share);
+    assert!(r
+        .reason
+        .unwrap()
+        .contains(&format!("{share} of 100 replays ran kernels that match no other replay's")));
+    assert_eq!(judged(100, &|a| a.damage.replays_unmatched = share - 1).verdict, Verdict::Pass);
+    // Both counted in the value.
+    let r = judged(100, &|a| {
+        a.damage.replays_unmatched = share;
+        a.damage.replays_without_kernels = 1;
+    });
+    let c = r.checks.iter().find(|c| c.id == CheckId::TraceDamage).unwrap();
+    assert_eq!(c.value, serde_json::json!((share + 1) as f64));
+    // A stream gone silent while launches go on.
+    let silent = |after: u64| {
+        move |a: &mut Analysis| {
+            a.damage.silent = Some(launchguard_analysis::model::Silence {
+                device: "0".into(),
+                stream: "7".into(),
+                silent_from_us: 1500.0,
+                launches_after: after,
+            })
+        }
+    };
+    let r = judged(100, &silent(share));
+    assert!(r
+        .reason
+        .unwrap()
+        .contains(&format!("GPU 0 stream 7 went silent at 1.50 ms while {share} more graph launches")));
+    assert_eq!(judged(100, &silent(share - 1)).verdict, Verdict::Pass);
+    // The GPU's record far shorter than the host's.
+    let window = |gpu: f64| {
+        move |a: &mut Analysis| {
+            a.damage.host_window_us = 1000.0;
+            a.damage.gpu_window_us = gpu;
+        }
+    };
+    let short = DAMAGE_GPU_WINDOW_SHARE * 1000.0;
+    assert_eq!(judged(100, &window(short - 1.0)).verdict, Verdict::Inconclusive);
+    assert_eq!(judged(100, &window(short)).verdict, Verdict::Pass);
+    assert_eq!(judged(1, &window(short - 1.0)).verdict, Verdict::Pass);
+    assert_eq!(judged(DAMAGE_MIN_REPLAYS, &window(short - 1.0)).verdict, Verdict::Inconclusive);
+    assert_eq!(
+        judged(100, &|a| {
+            a.damage.host_window_us = 0.0;
+            a.damage.gpu_window_us = -1.0;
+        })
+        .verdict,
+        Verdict::Pass
+    );
+    // The profiler's own word.
+    let r = judged(100, &|a| a.damage.profiler_messages = vec!["buffer full".into(), "dropped 12".into()]);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    assert!(r.reason.unwrap().ends_with("the profiler says so: \"buffer full\"; \"dropped 12\""));
+    // A damaged trace stays inconclusive whatever else fails.
+    let r = judged(100, &|a| {
+        a.damage.replays_without_kernels = 50;
+        a.graph_launches.mean_us = Some(5000.0);
+    });
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+}
