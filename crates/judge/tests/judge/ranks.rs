@@ -43,6 +43,14 @@ fn rank_json(rank: u64, r: &Rank, a: &Analysis) -> serde_json::Value {
 }
 
 fn ranks_with(ranks: &[(u64, Rank, Analysis)], world: Option<u64>, aligned: Option<bool>) -> RanksReport {
+    launchguard_judge::ranks(ranks_analysis(ranks, world, aligned), &Settings::default())
+}
+
+fn ranks_analysis(
+    ranks: &[(u64, Rank, Analysis)],
+    world: Option<u64>,
+    aligned: Option<bool>,
+) -> RanksAnalysis {
     let v = serde_json::json!({
         "schema": "launchguard.ranks/1",
         "world_size": world,
@@ -54,8 +62,7 @@ fn ranks_with(ranks: &[(u64, Rank, Analysis)], world: Option<u64>, aligned: Opti
         },
         "warnings": []
     });
-    let r: RanksAnalysis = serde_json::from_value(v).unwrap();
-    launchguard_judge::ranks(r, &Settings::default())
+    serde_json::from_value(v).unwrap()
 }
 
 fn ranks(list: Vec<(u64, Rank)>) -> RanksReport {
@@ -117,6 +124,23 @@ fn a_ranks_occupancy_excludes_waiting() {
     assert!(c.message.starts_with("rank 1 (worst of ranks 0, 1): GPU busy 60.0%"), "{}", c.message);
     assert_eq!(r.verdict, Verdict::Fail);
     assert_eq!(r.judged_occupancy(), Some(0.6));
+    // Over the window every rank was recorded in, when there is one.
+    let both = [(0, RANK, analysis(&RANK.case)), (1, RANK, analysis(&RANK.case))];
+    let mut x = ranks_analysis(&both, Some(2), Some(true));
+    let mut common = x.ranks[1].whole.clone();
+    common.occupancy_excluding_wait = Some(0.5);
+    x.ranks[1].common = Some(common);
+    x.across.common_window =
+        Some(launchguard_analysis::model_ranks::Window { start_us: 0.0, end_us: 5000.0, length_us: 5000.0 });
+    let r = launchguard_judge::ranks(x, &Settings::default());
+    assert_eq!(r.judged_occupancy(), Some(0.5));
+    let c = rank_check(&r, 1, CheckId::Occupancy);
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message.starts_with("GPU busy 50.0% of the common window (every rank recorded)"),
+        "{}",
+        c.message
+    );
 }
 
 /// A rank with no graph replay skips occupancy as its trace does: the rank's own figure does not

@@ -182,6 +182,13 @@ fn the_worst_device_decides() {
     let act = check_of(a.clone(), CheckId::GpuActivity);
     assert_eq!((act.status, act.value), (Status::Pass, serde_json::json!(8800.0)));
     assert_eq!(act.message, "8800 GPU activities on 2 device(s)");
+    // The occupancy judged: the lowest device's steady state.
+    let r = launchguard_judge::analysis(a.clone(), &Settings::default());
+    assert_eq!(r.judged_occupancy(), Some(0.7));
+    let mut whole = a.clone();
+    whole.devices[1].steady = None;
+    whole.devices[1].figures.occupancy = 0.5;
+    assert_eq!(launchguard_judge::analysis(whole, &Settings::default()).judged_occupancy(), Some(0.5));
     // The other way round.
     a.devices.swap(0, 1);
     assert!(check_of(a.clone(), CheckId::Occupancy).message.starts_with("GPU 1 busy 70.0%"));
@@ -274,6 +281,11 @@ fn graph_launch_at_the_limit() {
     a.graph_launches.count = 0;
     let c = check_of(a, CheckId::GraphLaunch);
     assert_eq!((c.status, c.message.as_str()), (Status::Skip, "no graph launch in the trace"));
+    let mut a = analysis(&HEALTHY);
+    a.graph_launches.count = 0;
+    a.within = Some("ProfilerStep".into());
+    let c = check_of(a, CheckId::GraphLaunch);
+    assert_eq!(c.message, "no graph launch inside spans matching 'ProfilerStep'");
 }
 
 /// The idle time before replays against max(20 µs, 10% of the GPU time per replay).
