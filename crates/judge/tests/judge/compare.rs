@@ -235,6 +235,20 @@ fn an_occupancy_drop_of_a_launch_bound_graph_warns() {
     assert_eq!(status(vec![gpu.clone(), occ.clone()]), Status::Fail);
     occ.rank = Some(1);
     assert_eq!(status(vec![gpu, occ]), Status::Warn);
+    // Each rank's own GPU time: rank 0's graph is large, rank 1's small.
+    let c = judge(vec![
+        ranked(single("gpu_before", "µs", 255.0, 0.0), 0),
+        ranked(single("gpu_before", "µs", 35.0, 0.0), 1),
+        ranked(drop(), 0),
+        ranked(drop(), 1),
+    ]);
+    let occ: Vec<(Option<u64>, Status)> = c
+        .metrics
+        .iter()
+        .filter(|m| m.figures.id == "occupancy")
+        .map(|m| (m.figures.rank, m.status))
+        .collect();
+    assert_eq!(occ, [(Some(0), Status::Fail), (Some(1), Status::Warn)]);
     // A rise in GPU time of a small graph still fails: only occupancy warns.
     assert_eq!(judge(vec![single("gpu_before", "µs", 35.0, 10.0)]).metrics[0].status, Status::Fail);
     let c = judge(vec![single("gpu_before", "µs", 35.0, 0.0), drop()]);
