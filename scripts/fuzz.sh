@@ -11,6 +11,10 @@
 # fuzz/artifacts/TARGET/ and this script exits non-zero: add the input to
 # crates/<crate>/tests/regressions/TARGET/ so that `cargo test` replays it.
 #
+# FUZZ_TIMEOUT (seconds, default 10) is libFuzzer's per-input limit, which counts wall-clock
+# time: on a machine shared with builds an input can wait for a core longer than it runs, so
+# long runs beside other work set it higher (a hang is still caught).
+#
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Honours
 # CARGO_TARGET_DIR. Other crates add their targets to fuzz/Cargo.toml; nothing here changes.
 set -euo pipefail
@@ -25,6 +29,8 @@ if [ $# -ne 2 ] || ! grep -qxF -- "$1" <<<"$targets" || ! [[ $2 =~ ^[0-9]+$ ]]; 
 fi
 target=$1
 seconds=$2
+timeout=${FUZZ_TIMEOUT:-10}
+[[ $timeout =~ ^[0-9]+$ ]] || { echo "FUZZ_TIMEOUT must be a number of seconds" >&2; exit 2; }
 
 corpus=$root/fuzz/corpus/$target
 mkdir -p "$corpus"
@@ -40,10 +46,10 @@ if [ -x "fuzz/seeds/$target.sh" ]; then
     dirs+=("$work/seeds")
 fi
 
-echo "fuzzing $target for $seconds s: cargo +nightly fuzz run $target ${dirs[*]} -- -max_total_time=$seconds -timeout=10 -rss_limit_mb=1024 -print_final_stats=1" >&2
+echo "fuzzing $target for $seconds s: cargo +nightly fuzz run $target ${dirs[*]} -- -max_total_time=$seconds -timeout=$timeout -rss_limit_mb=1024 -print_final_stats=1" >&2
 set +e
 (cd fuzz && cargo +nightly fuzz run "$target" "${dirs[@]}" -- \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 -print_final_stats=1) >"$work/log" 2>&1
+    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=1024 -print_final_stats=1) >"$work/log" 2>&1
 rc=$?
 set -e
 # The last status line (runs, coverage, features, corpus, exec/s, RSS), then libFuzzer's own

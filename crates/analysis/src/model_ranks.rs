@@ -28,6 +28,17 @@ pub struct RanksAnalysis {
 /// One rank.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankAnalysis {
+    /// Who the rank is and what was measured of it across ranks; its fields read through.
+    #[serde(flatten)]
+    pub facts: RankFacts,
+    /// The single-trace figures of this rank's trace.
+    pub analysis: Analysis,
+}
+
+/// Who a rank is and its figures among the ranks: the leading keys of a rank in
+/// `launchguard.analysis-ranks/1`, measured here and carried as they are into the judged report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankFacts {
     /// The rank.
     pub rank: u64,
     /// Where the rank came from: `distributedInfo` or `file name`.
@@ -42,8 +53,15 @@ pub struct RankAnalysis {
     /// Figures over the common window, in which every rank was recorded; null when the ranks'
     /// windows do not overlap.
     pub common: Option<RankFigures>,
-    /// The single-trace figures of this rank's trace.
-    pub analysis: Analysis,
+}
+
+// A rank's facts are read as its own fields (`k.rank`, `k.whole`) in the analysis and in the
+// judged report alike; the struct exists so that both carry one definition of them.
+impl std::ops::Deref for RankAnalysis {
+    type Target = RankFacts;
+    fn deref(&self) -> &RankFacts {
+        &self.facts
+    }
 }
 
 /// Counts of collective kernels.

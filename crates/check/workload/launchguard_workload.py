@@ -238,6 +238,14 @@ def build_model(torch, cfg, world, rank):
     return Model()
 
 
+def replay_us(g, inject):
+    """Host time of one replay with its injected delay, µs: the clock read just around them."""
+    t0 = time.perf_counter_ns()
+    inject()
+    g.replay()
+    return (time.perf_counter_ns() - t0) / 1000.0
+
+
 def measure_host(torch, g, n, inject, stream):
     """Host cost of each replay: a monotonic clock around (injected delay +) `replay()`.
 
@@ -249,10 +257,7 @@ def measure_host(torch, g, n, inject, stream):
     inject.reset()
     for start in range(0, n, burst):
         for _ in range(min(burst, n - start)):
-            t0 = time.perf_counter_ns()
-            inject()
-            g.replay()
-            samples.append((time.perf_counter_ns() - t0) / 1000.0)
+            samples.append(replay_us(g, inject))
         stream.synchronize()
     return samples
 
@@ -265,10 +270,7 @@ def measure_steady(torch, g, n, inject, stream):
     stream.synchronize()
     inject.reset()
     for _ in range(n):
-        t0 = time.perf_counter_ns()
-        inject()
-        g.replay()
-        samples.append((time.perf_counter_ns() - t0) / 1000.0)
+        samples.append(replay_us(g, inject))
     stream.synchronize()
     return samples
 

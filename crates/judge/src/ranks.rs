@@ -68,17 +68,7 @@ fn judge_rank(rank: RankAnalysis, ranks: u64, common: bool, settings: &Settings)
     let crate::Judged { checks, verdict, .. } =
         crate::judge_trace(&rank.analysis, ranks, settings, Some(&occupancy));
     let analysis = crate::judge_analysis(rank.analysis, ranks, settings);
-    RankReport {
-        rank: rank.rank,
-        rank_from: rank.rank_from,
-        node: rank.node,
-        collectives: rank.collectives,
-        whole: rank.whole,
-        common: rank.common,
-        checks,
-        verdict,
-        analysis,
-    }
+    RankReport { facts: rank.facts, checks, verdict, analysis }
 }
 
 /// The occupancy check of a rank, on occupancy excluding collective wait.

@@ -2,7 +2,7 @@
 //! interfaces `launchguard.analysis/1` and `launchguard.analysis-ranks/1` promise them.
 
 use launchguard_analysis::model::Analysis;
-use launchguard_analysis::model_ranks::{Across, Collectives, RankFigures};
+use launchguard_analysis::model_ranks::{Across, RankFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
@@ -52,20 +52,9 @@ pub struct RanksReport {
 /// One rank judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankReport {
-    /// The rank.
-    pub rank: u64,
-    /// Where the rank came from: `distributedInfo` or `file name`.
-    pub rank_from: String,
-    /// The node (host) it ran on, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    /// The collective kernels of this rank.
-    pub collectives: Collectives,
-    /// Figures over this rank's own window (first to last GPU activity).
-    pub whole: RankFigures,
-    /// Figures over the common window, in which every rank was recorded; null when the ranks'
-    /// windows do not overlap.
-    pub common: Option<RankFigures>,
+    /// Who the rank is and its figures among the ranks, as measured; its fields read through.
+    #[serde(flatten)]
+    pub facts: RankFacts,
     /// This rank's checks: those of its trace, with `occupancy` judged on occupancy excluding
     /// collective wait over the common window.
     pub checks: Vec<Check>,
@@ -73,6 +62,20 @@ pub struct RankReport {
     pub verdict: Verdict,
     /// This rank's trace judged alone (`launchguard.analysis/1`).
     pub analysis: AnalysisReport,
+}
+
+// Read as the analysis' ranks are: `k.rank`, `k.whole` (see `RankAnalysis`).
+impl std::ops::Deref for RankReport {
+    type Target = RankFacts;
+    fn deref(&self) -> &RankFacts {
+        &self.facts
+    }
+}
+
+impl std::ops::DerefMut for RankReport {
+    fn deref_mut(&mut self) -> &mut RankFacts {
+        &mut self.facts
+    }
 }
 
 /// The cross-rank figures and the rank that decided.

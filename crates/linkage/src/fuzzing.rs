@@ -8,8 +8,8 @@
 //! 2. and after: one file each, a header line `PATH [MODE]` then the content. PATH is absolute,
 //!    at most 6 components of `[A-Za-z0-9._+-]` (another is skipped). MODE: none, the content
 //!    as is; `spec`, an ELF library generated from lines `needed NAME`, `rpath LIST`, `runpath
-//!    LIST`, `soname NAME`, `interp PATH`, `nodeflib`, `class32`, `machine N`, `type N`; `link`,
-//!    a symbolic link to the content; `fifo`, a named pipe.
+//!    LIST`, `soname NAME`, `interp PATH`, `nodeflib`, `class32`, `machine N`, `type N`,
+//!    `static` (no PT_DYNAMIC); `link`, a symbolic link to the content; `fifo`, a named pipe.
 //!
 //! The first file is the inspected target; with none, the image is searched for torch.
 
@@ -162,11 +162,11 @@ fn valid_path(p: &str) -> bool {
         })
 }
 
-/// An ELF shared library for the spec's lines: one PT_LOAD over the whole file, PT_DYNAMIC and
-/// optionally PT_INTERP; little-endian.
+/// An ELF shared library for the spec's lines: one PT_LOAD over the whole file, PT_DYNAMIC
+/// (unless `static`) and optionally PT_INTERP; little-endian.
 pub fn elf_from_spec(spec: &str) -> Vec<u8> {
     let (mut needed, mut rpath, mut runpath, mut soname, mut interp) = (vec![], None, None, None, None);
-    let (mut is_64, mut machine, mut e_type, mut nodeflib) = (true, 62u16, 3u16, false);
+    let (mut is_64, mut machine, mut e_type, mut nodeflib, mut linked) = (true, 62u16, 3u16, false, true);
     for line in spec.lines().take(512) {
         let (key, value) = line.split_once(' ').unwrap_or((line, ""));
         match key {
@@ -179,11 +179,12 @@ pub fn elf_from_spec(spec: &str) -> Vec<u8> {
             "class32" => is_64 = false,
             "machine" => machine = value.parse().unwrap_or(machine),
             "type" => e_type = value.parse().unwrap_or(e_type),
+            "static" => linked = false,
             _ => {}
         }
     }
     let (ehsize, phentsize, dynsize) = if is_64 { (64usize, 56usize, 16usize) } else { (52, 32, 8) };
-    let phnum = if interp.is_some() { 3 } else { 2 };
+    let phnum = 1 + usize::from(linked) + usize::from(interp.is_some());
     let strtab_off = ehsize + phentsize * phnum;
     let mut strtab = vec![0u8];
     let mut add = |s: &str| {
@@ -212,7 +213,8 @@ pub fn elf_from_spec(spec: &str) -> Vec<u8> {
     interp_bytes.resize((interp_off + interp_len).next_multiple_of(8) - interp_off, 0);
     let dyn_off = interp_off + interp_bytes.len();
     dynamic.extend([(5, strtab_off as u64), (10, strtab.len() as u64), (0, 0)]);
-    let total = dyn_off + dynamic.len() * dynsize;
+    let dyn_size = if linked { dynamic.len() * dynsize } else { 0 };
+    let total = dyn_off + dyn_size;
 
     let mut b = Vec::with_capacity(total);
     let word = |b: &mut Vec<u8>, v: u64| {
@@ -248,13 +250,15 @@ pub fn elf_from_spec(spec: &str) -> Vec<u8> {
         }
     };
     phdr(&mut b, 1, 0, total);
-    phdr(&mut b, 2, dyn_off, dynamic.len() * dynsize);
+    if linked {
+        phdr(&mut b, 2, dyn_off, dyn_size);
+    }
     if interp_len > 0 {
         phdr(&mut b, 3, interp_off, interp_len);
     }
     b.extend_from_slice(&strtab);
     b.extend_from_slice(&interp_bytes);
-    for (tag, val) in dynamic {
+    for (tag, val) in dynamic.into_iter().filter(|_| linked) {
         word(&mut b, tag);
         word(&mut b, val);
     }

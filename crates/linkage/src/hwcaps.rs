@@ -412,6 +412,14 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
+    /// What an x86-64-v4 CPU searches first (the glibc-hwcaps levels v4, v3, v2), then `rest`.
+    fn v4_then(rest: &[&str]) -> Vec<String> {
+        strings(&["glibc-hwcaps/x86-64-v4/", "glibc-hwcaps/x86-64-v3/", "glibc-hwcaps/x86-64-v2/"])
+            .into_iter()
+            .chain(strings(rest))
+            .collect()
+    }
+
     /// A Xeon with AVX-512 under Debian 12's glibc 2.36, worked out by hand from
     /// `_dl_important_hwcaps` (2.33–2.36): the glibc-hwcaps levels v4, v3, v2; then the power
     /// set of [x86_64 (bit 1), avx512_1 (bit 2), haswell (the platform), tls], masks 1111 down
@@ -426,10 +434,7 @@ mod tests {
         assert_eq!(d.cpu_level.as_deref(), Some("x86-64-v4"));
         assert_eq!(
             d.subdirs,
-            strings(&[
-                "glibc-hwcaps/x86-64-v4/",
-                "glibc-hwcaps/x86-64-v3/",
-                "glibc-hwcaps/x86-64-v2/",
+            v4_then(&[
                 "tls/haswell/avx512_1/x86_64/",
                 "tls/haswell/avx512_1/",
                 "tls/haswell/x86_64/",
@@ -464,15 +469,7 @@ mod tests {
         for glibc in [37, 39, 41] {
             let d = derive_x86(&x86(CpuVendor::Intel, 4), glibc);
             assert_eq!(d.platform.as_deref(), Some("haswell"));
-            assert_eq!(
-                d.subdirs,
-                strings(&[
-                    "glibc-hwcaps/x86-64-v4/",
-                    "glibc-hwcaps/x86-64-v3/",
-                    "glibc-hwcaps/x86-64-v2/",
-                    ""
-                ])
-            );
+            assert_eq!(d.subdirs, v4_then(&[""]));
             assert_eq!(d.cache.legacy, None);
         }
     }
@@ -486,10 +483,7 @@ mod tests {
         assert_eq!(d.platform_source, "the kernel's AT_PLATFORM");
         assert_eq!(
             d.subdirs,
-            strings(&[
-                "glibc-hwcaps/x86-64-v4/",
-                "glibc-hwcaps/x86-64-v3/",
-                "glibc-hwcaps/x86-64-v2/",
+            v4_then(&[
                 "tls/x86_64/x86_64/",
                 "tls/x86_64/",
                 "tls/x86_64/",

@@ -257,18 +257,14 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
     let ys = sorted(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
     let y1 = robust_top(&ys);
     let above: Vec<f64> = ys.iter().copied().filter(|y| *y > y1).collect();
-    let yt = ticks_covering(if y1 > 0.0 { y1 } else { 1.0 }, 4);
-    let ymax = yt.last().copied().unwrap_or(1.0);
+    let y = YAxis::covering(y1);
     let px = |x: f64| ML + (x - x0) / (x1 - x0) * pw;
-    let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
+    let py = |v: f64| y.at(v);
     let columns = pw as usize;
     html! {
         svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
             text.ctitle x=(c(ML)) y="14" { (title) }
-            @for t in &yt {
-                line.gridline x1=(c(ML)) y1=(c(py(*t))) x2=(c(ML + pw)) y2=(c(py(*t))) {}
-                text.axis x=(c(ML - 4.0)) y=(c(py(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
-            }
+            (y.grid())
             // x is a replay's position: whole numbers only.
             @for t in ticks(x0, x1, 6).into_iter().filter(|t| t.fract() == 0.0) {
                 text.axis x=(c(px(t))) y=(c(MT + ph + 14.0)) text-anchor="middle" { (t) }
@@ -303,6 +299,38 @@ pub fn line_chart(title: &str, series: &[Series<'_>], x_label: &str, median_line
                     rect class=(format!("swatch {}", s.class)) x=(c(ML + pw - 150.0)) y=(c(MT + 2.0 + 13.0 * k as f64)) width="10" height="10" {}
                     text.axis x=(c(ML + pw - 136.0)) y=(c(MT + 11.0 + 13.0 * k as f64)) { (s.name) }
                 }
+            }
+        }
+    }
+}
+
+/// The y axis of a line chart or box plots: µs from 0 to round ticks covering a top value.
+struct YAxis {
+    ticks: Vec<f64>,
+    max: f64,
+}
+
+impl YAxis {
+    /// Four or so round ticks up to at least `top` (up to 1 µs when `top` is not above 0).
+    fn covering(top: f64) -> Self {
+        let ticks = ticks_covering(if top > 0.0 { top } else { 1.0 }, 4);
+        let max = ticks.last().copied().unwrap_or(1.0);
+        YAxis { ticks, max }
+    }
+
+    /// The SVG y of value `v`, held inside the plot.
+    fn at(&self, v: f64) -> f64 {
+        let ph = CHART_H - MT - MB;
+        MT + ph - (v / self.max).clamp(0.0, 1.0) * ph
+    }
+
+    /// A gridline across the plot at each tick, labelled left of it.
+    fn grid(&self) -> Markup {
+        let pw = CHART_W - ML - MR;
+        html! {
+            @for t in &self.ticks {
+                line.gridline x1=(c(ML)) y1=(c(self.at(*t))) x2=(c(ML + pw)) y2=(c(self.at(*t))) {}
+                text.axis x=(c(ML - 4.0)) y=(c(self.at(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
             }
         }
     }
@@ -358,17 +386,13 @@ pub fn box_plots(title: &str, groups: &[(&str, &str, &[f64])]) -> Markup {
         })
         .collect();
     let top = sorted.iter().filter_map(|v| percentile(v, 99.0)).fold(0.0f64, f64::max);
-    let yt = ticks_covering(if top > 0.0 { top } else { 1.0 }, 4);
-    let ymax = yt.last().copied().unwrap_or(1.0);
-    let py = |y: f64| MT + ph - (y / ymax).clamp(0.0, 1.0) * ph;
+    let y = YAxis::covering(top);
+    let py = |v: f64| y.at(v);
     let gw = pw / groups.len().max(1) as f64;
     html! {
         svg.chart viewBox=(format!("0 0 {CHART_W} {CHART_H}")) role="img" aria-label=(title) {
             text.ctitle x=(c(ML)) y="14" { (title) }
-            @for t in &yt {
-                line.gridline x1=(c(ML)) y1=(c(py(*t))) x2=(c(ML + pw)) y2=(c(py(*t))) {}
-                text.axis x=(c(ML - 4.0)) y=(c(py(*t) + 4.0)) text-anchor="end" { (axis_us(*t)) }
-            }
+            (y.grid())
             @for (i, ((label, class, _), v)) in groups.iter().zip(&sorted).enumerate() {
                 @let cx = ML + gw * (i as f64 + 0.5);
                 @let q = |p: f64| percentile(v, p).unwrap_or(0.0);

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use launchguard_judge::{Status, Verdict};
 
-use crate::terminal::human_us;
+use crate::terminal::{human_us, launch_times, opt_us};
 use crate::{ranks_table, value_text, RanksView, View};
 
 /// The Markdown summary of a run.
@@ -172,10 +172,6 @@ pub(crate) fn cell(s: &str) -> String {
     out
 }
 
-fn opt_us(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), human_us)
-}
-
 /// The kernel table's first `top` rows over the whole trace.
 fn kernels(out: &mut String, a: &launchguard_analysis::Analysis, top: usize) {
     let k = &a.kernels;
@@ -237,18 +233,7 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
     }
     let g = &a.graph_launches;
     if g.count > 0 {
-        rows.push((
-            "graph launches".into(),
-            format!(
-                "{} × {}: mean **{}**, p50 {}, p99 {}, max {}",
-                g.count,
-                g.apis.join("/"),
-                opt_us(g.mean_us),
-                opt_us(g.p50_us),
-                opt_us(g.p99_us),
-                opt_us(g.max_us)
-            ),
-        ));
+        rows.push(("graph launches".into(), launch_times(g, ": ", ", ", |m| format!("**{m}**"))));
         let r = &a.replay_summary;
         rows.push((
             "replays".into(),

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use launchguard_analysis::model::{Analysis, Figures};
+use launchguard_analysis::model::{Analysis, Figures, GraphLaunches};
 use launchguard_judge::{Check, Status};
 
 use crate::escape::one_line;
@@ -69,7 +69,8 @@ pub(crate) fn verdict_line(out: &mut String, verdict: &str, reason: Option<&str>
 
 pub use launchguard_analysis::units::{human_bytes, human_us};
 
-fn opt_us(v: Option<f64>) -> String {
+/// A time, or "–" where there is none.
+pub(crate) fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
 }
 
@@ -138,16 +139,7 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
     }
     let g = &a.graph_launches;
     if g.count > 0 {
-        let launches = format!(
-            "{} × {}  mean {}  p50 {}  p99 {}  max {}",
-            g.count,
-            g.apis.join("/"),
-            opt_us(g.mean_us),
-            opt_us(g.p50_us),
-            opt_us(g.p99_us),
-            opt_us(g.max_us)
-        );
-        wrap_into(out, "graph launches  ", &launches, 16, cols);
+        wrap_into(out, "graph launches  ", &launch_times(g, "  ", "  ", |m| m), 16, cols);
         let r = &a.replay_summary;
         let kernels = replay_kernels(a);
         let text = format!(
@@ -184,6 +176,24 @@ pub(crate) fn replay_kernels(a: &Analysis) -> String {
         }
         _ => "no GPU activities".to_string(),
     }
+}
+
+/// The graph launches in a line: "120 × cudaGraphLaunch", `after`, then their mean, p50, p99 and
+/// max, each after its name and `sep` between them, the mean dressed by `mean` (Markdown makes it
+/// bold). Every format says them so.
+pub(crate) fn launch_times(
+    g: &GraphLaunches,
+    after: &str,
+    sep: &str,
+    mean: impl Fn(String) -> String,
+) -> String {
+    let times = [
+        format!("mean {}", mean(opt_us(g.mean_us))),
+        format!("p50 {}", opt_us(g.p50_us)),
+        format!("p99 {}", opt_us(g.p99_us)),
+        format!("max {}", opt_us(g.max_us)),
+    ];
+    format!("{} × {}{after}{}", g.count, g.apis.join("/"), times.join(sep))
 }
 
 /// Rows of the kernel table a terminal report shows.

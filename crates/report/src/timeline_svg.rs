@@ -86,7 +86,8 @@ pub struct Row {
 }
 
 impl Row {
-    /// A coverage row of `spans` (sorted, disjoint), kept exactly or as fine columns over `domain`.
+    /// A coverage row of `spans` (trace ns, sorted, disjoint), kept exactly or as fine columns over
+    /// `domain` (ns after `origin`).
     pub fn coverage(
         label: String,
         class: &'static str,
@@ -95,21 +96,25 @@ impl Row {
         origin: i64,
         domain: Span,
     ) -> Self {
-        let (exact, fine) = if spans.len() <= MAX_SPANS {
-            (Some(flatten(spans, origin)), None)
-        } else {
-            let cols = coverage(spans, domain.0, domain.1, FINE_COLUMNS);
-            (None, Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()))
-        };
+        if spans.len() > MAX_SPANS {
+            let fine = Row::coverage_columns(label, class, h, spans, origin, domain, FINE_COLUMNS);
+            return Row { all_spans: spans.to_vec(), ..fine };
+        }
+        Row { spans: Some(flatten(spans, origin)), ..Row::plain(label, class, h, RowKind::Cov, spans) }
+    }
+
+    /// A row of `kind` over `spans` (trace ns) with nothing drawn yet: no spans or columns kept,
+    /// no tooltips, nothing shaded or laid over.
+    fn plain(label: String, class: &'static str, h: f64, kind: RowKind, spans: &[Span]) -> Self {
         Row {
             label,
             small: false,
             class,
             h,
             gap: 2.0,
-            kind: RowKind::Cov,
-            spans: exact,
-            fine,
+            kind,
+            spans: None,
+            fine: None,
             tip: None,
             ids: None,
             shade: Vec::new(),
@@ -132,10 +137,8 @@ impl Row {
     ) -> Self {
         let cols = coverage(spans, domain.0 + origin, domain.1 + origin, columns);
         Row {
-            spans: None,
             fine: Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()),
-            all_spans: Vec::new(),
-            ..Row::coverage(label, class, h, &[], 0, domain)
+            ..Row::plain(label, class, h, RowKind::Cov, &[])
         }
     }
 
@@ -156,20 +159,10 @@ impl Row {
             return Row::coverage(label, class, H, &merged, origin, domain);
         }
         Row {
-            label,
-            small: false,
-            class,
-            h: H,
-            gap: 2.0,
-            kind: RowKind::Marks,
             spans: Some(flatten(spans, origin)),
-            fine: None,
             tip: Some(tip.0),
             ids: tip.1,
-            shade: Vec::new(),
-            overlay: Vec::new(),
-            names: None,
-            all_spans: spans.to_vec(),
+            ..Row::plain(label, class, H, RowKind::Marks, spans)
         }
     }
 }
@@ -383,9 +376,12 @@ mod tests {
 
     #[test]
     fn rows_past_their_budget_keep_a_bounded_summary() {
-        let spans: Vec<Span> = (0..(MAX_SPANS as i64 + 10)).map(|i| (i * 10, i * 10 + 5)).collect();
-        let domain = (0, spans.last().unwrap().1);
-        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, 0, domain);
+        // Spans in trace ns far from 0, as a real trace has them; the domain is after the origin.
+        let origin = 1_700_000_000_000_000;
+        let spans: Vec<Span> =
+            (0..(MAX_SPANS as i64 + 10)).map(|i| (origin + i * 10, origin + i * 10 + 5)).collect();
+        let domain = (0, spans.last().unwrap().1 - origin);
+        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, origin, domain);
         assert!(r.spans.is_none());
         let fine = r.fine.unwrap();
         assert_eq!(fine.len(), FINE_COLUMNS);

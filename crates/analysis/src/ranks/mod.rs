@@ -222,12 +222,14 @@ pub fn combine(mut parts: Vec<RankPart>) -> Result<(RanksAnalysis, RanksSpans), 
             warnings.push(format!("rank {}: {w}", d.rank));
         }
         out_ranks.push(RankAnalysis {
-            rank: id.rank,
-            rank_from: id.from.as_str().to_string(),
-            node: node.clone(),
-            collectives: collectives_of(d),
-            whole,
-            common: common_fig,
+            facts: RankFacts {
+                rank: id.rank,
+                rank_from: id.from.as_str().to_string(),
+                node: node.clone(),
+                collectives: collectives_of(d),
+                whole,
+                common: common_fig,
+            },
             analysis,
         });
     }
@@ -414,6 +416,14 @@ mod tests {
         assert!((a.across.nodes[0].occupancy_min - 290.0 / 390.0).abs() < 1e-12, "{:?}", a.across.nodes[0]);
         assert!((a.across.nodes[1].occupancy_min - 1.0).abs() < 1e-12);
         assert_eq!((a.across.nodes[0].last_to_start, a.across.nodes[1].last_to_start), (0, 0));
+        // A rank's keys stand in the schema's order (its facts, flattened, before its analysis),
+        // and the document reads back through a `Value`, as results are read, to the same text.
+        let text = serde_json::to_string(&a).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&str> = v["ranks"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["rank", "rank_from", "node", "collectives", "whole", "common", "analysis"]);
+        let back: RanksAnalysis = serde_json::from_value(v).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
         // Parts of one rank twice are refused.
         let twice: Vec<RankPart> = [&traces[0], &traces[0]]
             .iter()

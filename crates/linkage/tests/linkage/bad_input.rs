@@ -9,71 +9,18 @@ use crate::common::{have, inspect_with, Fixture, Search};
 const EM_386: u16 = 3;
 const EM_AARCH64: u16 = 183;
 
-/// A minimal little-endian ET_DYN ELF, written byte by byte from the ELF specification: one
-/// PT_LOAD over the whole file, and (unless `needed` is `None`) a PT_DYNAMIC with DT_NEEDED
-/// entries, DT_STRTAB and DT_STRSZ.
+/// An ELF library of the given class and machine that needs `needed`, or with `needed` `None`
+/// one without PT_DYNAMIC (as a static executable), from the fuzz targets' ELF writer.
 pub fn elf(is_64: bool, machine: u16, needed: Option<&[&str]>) -> Vec<u8> {
-    let (ehsize, phentsize, dynsize) = if is_64 { (64, 56, 16) } else { (52, 32, 8) };
-    let phnum = if needed.is_some() { 2 } else { 1 };
-    let strtab_off = ehsize + phentsize * phnum;
-    let mut strtab = vec![0u8];
-    let mut offsets = Vec::new();
-    for n in needed.unwrap_or(&[]) {
-        offsets.push(strtab.len());
-        strtab.extend_from_slice(n.as_bytes());
-        strtab.push(0);
+    let mut spec = format!("machine {machine}\n");
+    if !is_64 {
+        spec.push_str("class32\n");
     }
-    let dyn_off = strtab_off + strtab.len();
-    let mut dynamic: Vec<(u64, u64)> = offsets.iter().map(|&o| (1, o as u64)).collect();
-    dynamic.extend([(5, strtab_off as u64), (10, strtab.len() as u64), (0, 0)]);
-    let total = if needed.is_some() { dyn_off + dynamic.len() * dynsize } else { dyn_off };
-
-    let mut b = Vec::new();
-    let word = |b: &mut Vec<u8>, v: u64| {
-        if is_64 {
-            b.extend_from_slice(&v.to_le_bytes())
-        } else {
-            b.extend_from_slice(&(v as u32).to_le_bytes())
-        }
-    };
-    b.extend_from_slice(&[0x7f, b'E', b'L', b'F', if is_64 { 2 } else { 1 }, 1, 1, 0]);
-    b.extend_from_slice(&[0; 8]);
-    b.extend_from_slice(&3u16.to_le_bytes()); // ET_DYN
-    b.extend_from_slice(&machine.to_le_bytes());
-    b.extend_from_slice(&1u32.to_le_bytes());
-    word(&mut b, 0); // e_entry
-    word(&mut b, ehsize as u64); // e_phoff
-    word(&mut b, 0); // e_shoff
-    b.extend_from_slice(&0u32.to_le_bytes());
-    for v in [ehsize, phentsize, phnum, 0, 0, 0] {
-        b.extend_from_slice(&(v as u16).to_le_bytes());
+    match needed {
+        Some(names) => names.iter().for_each(|n| spec.push_str(&format!("needed {n}\n"))),
+        None => spec.push_str("static\n"),
     }
-    let phdr = |b: &mut Vec<u8>, p_type: u32, off: usize, size: usize| {
-        if is_64 {
-            b.extend_from_slice(&p_type.to_le_bytes());
-            b.extend_from_slice(&4u32.to_le_bytes());
-            for v in [off, off, off, size, size, 8] {
-                b.extend_from_slice(&(v as u64).to_le_bytes());
-            }
-        } else {
-            for v in [p_type as usize, off, off, off, size, size, 4, 4] {
-                b.extend_from_slice(&(v as u32).to_le_bytes());
-            }
-        }
-    };
-    phdr(&mut b, 1, 0, total);
-    if needed.is_some() {
-        phdr(&mut b, 2, dyn_off, dynamic.len() * dynsize);
-    }
-    b.extend_from_slice(&strtab);
-    if needed.is_some() {
-        for (tag, val) in dynamic {
-            word(&mut b, tag);
-            word(&mut b, val);
-        }
-    }
-    assert_eq!(b.len(), total);
-    b
+    launchguard_linkage::fuzzing::elf_from_spec(&spec)
 }
 
 /// An ELF of the given class and machine that needs `needed`.

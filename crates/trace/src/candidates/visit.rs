@@ -14,6 +14,42 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use crate::event::{RawEvent, Scalar, TimelineBuilder};
 use crate::fast::members::{Object, Slot};
 
+/// The visitor methods of values passed over: each named method (with the type of the value it
+/// is handed, none for unit and none) returns `Ok($value)`, `$value` evaluated with `$self`.
+macro_rules! pass_over {
+    ($self:ident => $value:expr; $($visit:ident $(($t:ty))?),* $(,)?) => {
+        $(fn $visit<E>($self $(, _: $t)?) -> Result<Self::Value, E> {
+            Ok($value)
+        })*
+    };
+}
+
+/// `visit_map` and `visit_seq` of a visitor that skips an object or an array and gives `$value`.
+macro_rules! pass_over_compound {
+    ($value:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+}
+
+/// A visitor of any value used as its own seed, giving `$value`.
+macro_rules! seed_of_any {
+    ($ty:ty => $value:ty) => {
+        impl<'de> DeserializeSeed<'de> for $ty {
+            type Value = $value;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
+}
+
 /// How a crate gives a scalar field: numbers as their text where it can.
 pub(crate) trait Flavor {
     /// The value of the current member as a [`Scalar`].
@@ -122,34 +158,8 @@ impl<'de, F: Flavor> Visitor<'de> for Element<'_, F> {
         Ok(())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        self.builder.push_non_object();
-        Ok(())
-    }
+    pass_over!(self => self.builder.push_non_object();
+        visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_unit, visit_none);
 }
 
 /// `args`: a later `args` replaces an earlier one, as in a JSON map.
@@ -191,38 +201,14 @@ impl<'de, F: Flavor> Visitor<'de> for Args<'_, 'de, F> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    pass_over!(self => ();
+        visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_str(&str), visit_unit, visit_none);
 }
 
 /// `ph`, `cat`, `name`: kept when a string, `None` otherwise.
 struct Text;
 
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = Option<Cow<'de, str>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_of_any!(Text => Option<Cow<'de, str>>);
 
 impl<'de> Visitor<'de> for Text {
     type Value = Option<Cow<'de, str>>;
@@ -239,32 +225,8 @@ impl<'de> Visitor<'de> for Text {
     fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(s)))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    pass_over_compound!(None);
+    pass_over!(self => None; visit_bool(bool), visit_i64(i64), visit_u64(u64), visit_f64(f64), visit_unit, visit_none);
 }
 
 /// `ts` or `dur` from any value, a number through the deserializer's `f64` (or integer) turned
@@ -272,12 +234,7 @@ impl<'de> Visitor<'de> for Text {
 /// only where the `f64` is.
 pub(crate) struct AnyTime;
 
-impl<'de> DeserializeSeed<'de> for AnyTime {
-    type Value = Scalar<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_of_any!(AnyTime => Scalar<'de>);
 
 impl<'de> Visitor<'de> for AnyTime {
     type Value = Scalar<'de>;
@@ -320,27 +277,14 @@ impl<'de> Visitor<'de> for AnyTime {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         AnyScalar.visit_seq(seq)
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
+    pass_over!(self => Scalar::Other; visit_bool(bool), visit_unit, visit_none);
 }
 
 /// A scalar from any value, numbers through the deserializer's own `u64`/`i64`/`f64` (for crates
 /// without raw numbers: a float's shortest text, which is not always the text of the file).
 pub(crate) struct AnyScalar;
 
-impl<'de> DeserializeSeed<'de> for AnyScalar {
-    type Value = Scalar<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_of_any!(AnyScalar => Scalar<'de>);
 
 impl<'de> Visitor<'de> for AnyScalar {
     type Value = Scalar<'de>;
@@ -366,21 +310,6 @@ impl<'de> Visitor<'de> for AnyScalar {
     fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
         Ok(Scalar::Num(Cow::Owned(n.to_string())))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Scalar::Other)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Scalar::Other)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
-    }
+    pass_over_compound!(Scalar::Other);
+    pass_over!(self => Scalar::Other; visit_bool(bool), visit_unit, visit_none);
 }

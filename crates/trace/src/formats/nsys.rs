@@ -14,9 +14,9 @@
 
 use std::collections::HashMap;
 
-use super::rocpd::{int, label};
+use super::finish;
+use super::rocpd::{add_device_names, int, label, push_row, Lane};
 use super::sqlite::{quote, Database};
-use super::{finish, push, Record};
 use crate::error::TraceError;
 use crate::event::TimelineBuilder;
 use crate::limits::Limits;
@@ -156,20 +156,7 @@ impl Export<'_> {
                     (format!("CUDA graph{graph} (recorded at graph level)"), "kernel")
                 }
             };
-            let (device, stream) = (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)));
-            push(
-                b,
-                &Record {
-                    cat,
-                    name: &name,
-                    device: device.as_deref(),
-                    stream: stream.as_deref(),
-                    thread: None,
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: int(r.get_ref_unwrap(4)).and_then(|c| u64::try_from(c).ok()),
-                },
-            )
+            push_row(b, r, cat, &name, Lane::Gpu, Some(4))
         })
     }
 
@@ -189,23 +176,23 @@ impl Export<'_> {
             c("correlationId"),
             quote(table),
         );
-        self.rows(&sql, |r| {
+        self.host_rows(b, &sql, "cuda_runtime", Some(4))
+    }
+
+    /// Pushes the rows `(start, end, globalTid, name, …)` of `sql` as host events of category
+    /// `cat`, with the correlation id in cell `correlation` where given.
+    fn host_rows(
+        &self,
+        b: &mut TimelineBuilder,
+        sql: &str,
+        cat: &str,
+        correlation: Option<usize>,
+    ) -> Result<(), TraceError> {
+        self.rows(sql, |r| {
             let name = label(r.get_ref_unwrap(3)).unwrap_or_default();
             // The thread id is the low 24 bits of nsys' serialized global id.
             let thread = int(r.get_ref_unwrap(2)).map(|g| (g & 0xFF_FFFF).to_string());
-            push(
-                b,
-                &Record {
-                    cat: "cuda_runtime",
-                    name: &name,
-                    device: None,
-                    stream: None,
-                    thread: thread.as_deref(),
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: int(r.get_ref_unwrap(4)).and_then(|c| u64::try_from(c).ok()),
-                },
-            )
+            push_row(b, r, cat, &name, Lane::Thread(thread.as_deref()), correlation)
         })
     }
 
@@ -241,23 +228,7 @@ impl Export<'_> {
             quote(table),
             c("eventType"),
         );
-        self.rows(&sql, |r| {
-            let name = label(r.get_ref_unwrap(3)).unwrap_or_default();
-            let thread = int(r.get_ref_unwrap(2)).map(|g| (g & 0xFF_FFFF).to_string());
-            push(
-                b,
-                &Record {
-                    cat: "user_annotation",
-                    name: &name,
-                    device: None,
-                    stream: None,
-                    thread: thread.as_deref(),
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: None,
-                },
-            )
-        })
+        self.host_rows(b, &sql, "user_annotation", None)
     }
 
     fn devices(&self, b: &mut TimelineBuilder) {
@@ -265,14 +236,7 @@ impl Export<'_> {
         if !(cols.iter().any(|c| c == "id") && cols.iter().any(|c| c == "name")) {
             return;
         }
-        let mut names = Vec::new();
-        let _ = self.rows("SELECT X.\"id\", X.\"name\" FROM \"TARGET_INFO_GPU\" X LIMIT 4096", |r| {
-            if let (Some(id), Some(name)) = (label(r.get_ref_unwrap(0)), label(r.get_ref_unwrap(1))) {
-                names.push((id, name));
-            }
-            true
-        });
-        b.meta_mut().device_names.extend(names);
+        add_device_names(self.db, b, "SELECT X.\"id\", X.\"name\" FROM \"TARGET_INFO_GPU\" X LIMIT 4096");
     }
 }
 

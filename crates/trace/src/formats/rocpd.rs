@@ -53,27 +53,67 @@ struct Run<'a> {
     suffix: &'a str,
 }
 
-/// An integer from a cell of any type (SQLite's columns are not typed): `None` otherwise.
-/// One GPU activity from a row `(start, end, agent, queue, name, correlation id)`, as the kernel
-/// and copy queries select it; `unnamed` where the name is null.
-fn push_gpu_row(b: &mut TimelineBuilder, r: &rusqlite::Row<'_>, cat: &str, unnamed: &str) -> bool {
-    let (device, queue, name) =
-        (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), label(r.get_ref_unwrap(4)));
+/// Where a row's event ran, for [`push_row`].
+#[derive(Clone, Copy)]
+pub(crate) enum Lane<'a> {
+    /// On a GPU: the device and stream (queue) labels are the row's cells 2 and 3.
+    Gpu,
+    /// On a host thread, labelled as given.
+    Thread(Option<&'a str>),
+}
+
+/// Pushes the event of a row whose cells 0 and 1 are its start and end (nanoseconds) and whose
+/// cell `correlation`, where given, is its correlation id; `false` once the builder stopped.
+pub(crate) fn push_row(
+    b: &mut TimelineBuilder,
+    r: &rusqlite::Row<'_>,
+    cat: &str,
+    name: &str,
+    lane: Lane<'_>,
+    correlation: Option<usize>,
+) -> bool {
+    let (device, stream, thread) = match lane {
+        Lane::Gpu => (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), None),
+        Lane::Thread(t) => (None, None, t),
+    };
     push(
         b,
         &Record {
             cat,
-            name: name.as_deref().unwrap_or(unnamed),
+            name,
             device: device.as_deref(),
-            stream: queue.as_deref(),
-            thread: None,
+            stream: stream.as_deref(),
+            thread,
             start: int(r.get_ref_unwrap(0)),
             end: int(r.get_ref_unwrap(1)),
-            correlation: int(r.get_ref_unwrap(5)).and_then(|c| u64::try_from(c).ok()),
+            correlation: correlation
+                .and_then(|i| int(r.get_ref_unwrap(i)))
+                .and_then(|c| u64::try_from(c).ok()),
         },
     )
 }
 
+/// One GPU activity from a row `(start, end, agent, queue, name, correlation id)`, as the kernel
+/// and copy queries select it; `unnamed` where the name is null.
+fn push_gpu_row(b: &mut TimelineBuilder, r: &rusqlite::Row<'_>, cat: &str, unnamed: &str) -> bool {
+    let name = label(r.get_ref_unwrap(4));
+    push_row(b, r, cat, name.as_deref().unwrap_or(unnamed), Lane::Gpu, Some(5))
+}
+
+/// Adds the `(id, name)` pairs that `sql` selects to the device names; a failing query adds none,
+/// since names are decoration and no reason to refuse the trace.
+pub(crate) fn add_device_names(db: &Database, b: &mut TimelineBuilder, sql: &str) {
+    let mut names = Vec::new();
+    let _ = db.rows(sql, |r| {
+        if let (Some(id), Some(name)) = (label(r.get_ref_unwrap(0)), label(r.get_ref_unwrap(1))) {
+            names.push((id, name));
+        }
+        true
+    });
+    b.meta_mut().device_names.extend(names);
+}
+
+/// An integer from a cell of any type (SQLite's columns are not typed): `None` otherwise.
 pub(crate) fn int(v: ValueRef<'_>) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
@@ -281,19 +321,8 @@ impl<'a> Run<'a> {
             let (thread, name, category) =
                 (label(r.get_ref_unwrap(2)), label(r.get_ref_unwrap(3)), label(r.get_ref_unwrap(5)));
             let marker = category.as_deref().is_some_and(|c| c.starts_with("MARKER_"));
-            push(
-                b,
-                &Record {
-                    cat: if marker { "user_annotation" } else { "hip_runtime" },
-                    name: name.as_deref().unwrap_or(""),
-                    device: None,
-                    stream: None,
-                    thread: thread.as_deref(),
-                    start: int(r.get_ref_unwrap(0)),
-                    end: int(r.get_ref_unwrap(1)),
-                    correlation: int(r.get_ref_unwrap(4)).and_then(|c| u64::try_from(c).ok()),
-                },
-            )
+            let cat = if marker { "user_annotation" } else { "hip_runtime" };
+            push_row(b, r, cat, name.as_deref().unwrap_or(""), Lane::Thread(thread.as_deref()), Some(4))
         })
     }
 
@@ -305,14 +334,7 @@ impl<'a> Run<'a> {
             let name = Self::pick("X", &cols, &["product_name", "model_name", "name"]);
             let gpu = if cols.iter().any(|c| c == "type") { "WHERE X.\"type\" = 'GPU'" } else { "" };
             let sql = format!("SELECT {id}, {name} FROM {} X {gpu} LIMIT 4096", quote(&t));
-            let mut names = Vec::new();
-            let _ = self.rows(&sql, |r| {
-                if let (Some(id), Some(name)) = (label(r.get_ref_unwrap(0)), label(r.get_ref_unwrap(1))) {
-                    names.push((id, name));
-                }
-                true
-            });
-            b.meta_mut().device_names.extend(names);
+            add_device_names(self.db, b, &sql);
         }
         if let Some(t) = self.table("info_process") {
             if self.db.columns(&t).unwrap_or_default().iter().any(|c| c == "environment") {
