@@ -129,7 +129,7 @@ fn a_ranks_occupancy_excludes_waiting() {
     let mut x = ranks_analysis(&both, Some(2), Some(true));
     let mut common = x.ranks[1].whole.clone();
     common.occupancy_excluding_wait = Some(0.5);
-    x.ranks[1].common = Some(common);
+    x.ranks[1].facts.common = Some(common);
     x.across.common_window =
         Some(launchguard_analysis::model_ranks::Window { start_us: 0.0, end_us: 5000.0, length_us: 5000.0 });
     let r = launchguard_judge::ranks(x, &Settings::default());
