@@ -194,7 +194,8 @@ pub(crate) fn launch_times(
     mean: impl Fn(String) -> String,
 ) -> String {
     let [m, p50, p99, max] = launch_figures(g);
-    let times = [format!("mean {}", mean(m)), format!("p50 {p50}"), format!("p99 {p99}"), format!("max {max}")];
+    let times =
+        [format!("mean {}", mean(m)), format!("p50 {p50}"), format!("p99 {p99}"), format!("max {max}")];
     format!("{} × {}{after}{}", g.count, g.apis.join("/"), times.join(sep))
 }
 
