@@ -11,7 +11,8 @@
 #   scripts/mutants.sh --shard 1/4     a quarter of them (k/n), into mutants.out/
 #   scripts/mutants.sh --iterate       only the mutants not caught last time
 #
-# Extra arguments go to cargo-mutants. Jobs: MUTANTS_JOBS (default 2). Needs cargo-mutants
+# The scope spans two crates of the workspace (--workspace; examine_globs narrow it). Extra
+# arguments go to cargo-mutants. Jobs: MUTANTS_JOBS (default 2). Needs cargo-mutants
 # (`cargo install cargo-mutants --locked`; 27.x). Exits 0 when nothing was missed, 2 when a mutant
 # was missed or timed out, 1 on another failure; the counts come from mutants.out/outcomes.json.
 set -euo pipefail
@@ -22,11 +23,11 @@ if ! command -v cargo-mutants > /dev/null; then
 fi
 for a in "$@"; do
   case $a in
-    --list | --list-files) exec cargo mutants "$@" ;;
+    --list | --list-files) exec cargo mutants --workspace "$@" ;;
   esac
 done
 rc=0
-cargo mutants --jobs "${MUTANTS_JOBS:-2}" "$@" || rc=$?
+cargo mutants --workspace --jobs "${MUTANTS_JOBS:-2}" "$@" || rc=$?
 # 0: all caught; 2: some missed; 3: some timed out; 4: the tests fail unmutated.
 summary=mutants.out/outcomes.json
 if [ -f "$summary" ]; then

@@ -450,7 +450,8 @@ fn timelines(a: &Analysis, f: &Findings, whose: &str, rank: Option<(&RankSpans, 
     let hover = f.devices.iter().all(|d| d.named.is_some());
     let mut rows = Vec::new();
     for d in &f.devices {
-        let mut busy = Row::coverage(format!("GPU {} busy", d.label), "busy", 40.0, &d.busy, t0, domain);
+        let mut busy =
+            Row::coverage(format!("GPU {} busy", d.label), "busy", 40.0, &d.busy, t0, domain, None);
         let outside = intervals::gaps(&d.windows, &[(t0, t1)]);
         let long: Vec<Span> = d.long_gaps(f.threshold_ns).collect();
         let flat = |v: &[Span]| v.iter().flat_map(|&(s, e)| [s - t0, e - t0]).collect::<Vec<i64>>();
@@ -466,7 +467,7 @@ fn timelines(a: &Analysis, f: &Findings, whose: &str, rank: Option<(&RankSpans, 
         rows.push(busy);
         if d.streams.len() > 1 {
             for (label, spans) in d.streams.iter().take(tl::MAX_STREAMS) {
-                let mut r = Row::coverage(format!("stream {label}"), "stream", 12.0, spans, t0, domain);
+                let mut r = Row::coverage(format!("stream {label}"), "stream", 12.0, spans, t0, domain, None);
                 r.small = true;
                 rows.push(r);
             }
@@ -618,26 +619,26 @@ fn ranks_timeline(spans: &RanksSpans, own: &[(u64, Findings)], r: &RanksReport) 
             let mut busy: Vec<Span> =
                 intervals::union(k.compute.iter().chain(&k.collectives).copied().collect());
             busy = intervals::gaps(&k.waiting, &busy);
-            let mut b = tl::Row::coverage_columns(
+            let mut b = tl::Row::coverage(
                 format!("rank {}", k.rank),
                 "busy",
                 10.0,
                 &busy,
                 origin,
                 domain,
-                columns,
+                Some(columns),
             );
             b.gap = 0.0;
             rows.push(b);
             let mut w =
-                tl::Row::coverage_columns(String::new(), "wait", 4.0, &k.waiting, origin, domain, columns);
+                tl::Row::coverage(String::new(), "wait", 4.0, &k.waiting, origin, domain, Some(columns));
             w.small = true;
             w.gap = 3.0;
             rows.push(w);
             continue;
         }
         let mut compute =
-            Row::coverage(format!("rank {} compute", k.rank), "busy", 24.0, &k.compute, origin, domain);
+            Row::coverage(format!("rank {} compute", k.rank), "busy", 24.0, &k.compute, origin, domain, None);
         // Kernel names on hover, from the rank's own trace moved onto the common clock.
         if let Some((_, f)) = own.iter().find(|(rank, _)| *rank == k.rank) {
             compute.names = f
@@ -647,10 +648,10 @@ fn ranks_timeline(spans: &RanksSpans, own: &[(u64, Findings)], r: &RanksReport) 
                 .map(|n| kernel_names(n, origin - k.offset_ns));
         }
         rows.push(compute);
-        let mut c = Row::coverage("collectives".into(), "coll", 12.0, &k.collectives, origin, domain);
+        let mut c = Row::coverage("collectives".into(), "coll", 12.0, &k.collectives, origin, domain, None);
         c.small = true;
         rows.push(c);
-        let mut w = Row::coverage("waiting for peers".into(), "wait", 12.0, &k.waiting, origin, domain);
+        let mut w = Row::coverage("waiting for peers".into(), "wait", 12.0, &k.waiting, origin, domain, None);
         w.small = true;
         w.gap = 10.0;
         rows.push(w);

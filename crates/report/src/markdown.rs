@@ -234,15 +234,12 @@ fn key_figures(out: &mut String, a: &launchguard_analysis::Analysis) {
             ),
         ));
         if let Some(s) = steady {
+            let [busy, window, before, after] = crate::terminal::steady_times(s);
             rows.push((
                 format!("GPU {} steady state of graph replays (what the checks judge)", cell(&d.device)),
                 format!(
-                    "occupancy **{:.1}%** — busy {} of {} ({} before it, {} after it); **{}** gaps > {} µs",
+                    "occupancy **{:.1}%** — busy {busy} of {window} ({before} before it, {after} after it); **{}** gaps > {} µs",
                     s.figures.occupancy * 100.0,
-                    human_us(s.figures.busy_us),
-                    human_us(s.figures.window_us),
-                    human_us(s.before_us),
-                    human_us(s.after_us),
                     s.figures.gaps.over_threshold,
                     value_text(&serde_json::json!(f.gaps.threshold_us))
                 ),

@@ -75,6 +75,11 @@ pub(crate) fn launch_figures(g: &GraphLaunches) -> [String; 4] {
     [v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()]
 }
 
+/// A steady state's busy time, window, and the time before and after it.
+pub(crate) fn steady_times(s: &launchguard_analysis::model::Steady) -> [String; 4] {
+    [s.figures.busy_us, s.figures.window_us, s.before_us, s.after_us].map(human_us)
+}
+
 /// A time, or "–" where there is none.
 pub(crate) fn opt_us(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), human_us)
@@ -109,15 +114,11 @@ fn analysis_section(out: &mut String, a: &Analysis, cols: usize) {
         let _ = writeln!(out, "GPU {}{name}", one_line(&d.device));
         figures_lines(out, &d.figures, "  ", cols);
         if let Some(s) = d.steady.as_ref().filter(|s| s.before_us > 0.0 || s.after_us > 0.0) {
+            let [busy, window, before, after] = steady_times(s);
+            let (occupancy, gaps) = (s.figures.occupancy * 100.0, &s.figures.gaps);
             let text = format!(
-                "occupancy {:.1}%   busy {} of {}   ({} before, {} after it); gaps over {} µs: {}",
-                s.figures.occupancy * 100.0,
-                human_us(s.figures.busy_us),
-                human_us(s.figures.window_us),
-                human_us(s.before_us),
-                human_us(s.after_us),
-                s.figures.gaps.threshold_us,
-                s.figures.gaps.over_threshold
+                "occupancy {occupancy:.1}%   busy {busy} of {window}   ({before} before, {after} after it); gaps over {} µs: {}",
+                gaps.threshold_us, gaps.over_threshold
             );
             wrap_into(out, "  steady state of graph replays (what the checks judge): ", &text, 12, cols);
         }

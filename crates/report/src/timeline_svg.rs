@@ -86,8 +86,10 @@ pub struct Row {
 }
 
 impl Row {
-    /// A coverage row of `spans` (trace ns, sorted, disjoint), kept exactly or as fine columns over
-    /// `domain` (ns after `origin`).
+    /// A coverage row of `spans` (trace ns, sorted, disjoint) over `domain` (ns after `origin`):
+    /// drawn as the busy fraction of `columns` columns (bounded data for each of many ranks), or,
+    /// without, kept exactly unless there are more than [`MAX_SPANS`] (then in fine columns, the
+    /// spans kept for the tooltips' figures).
     pub fn coverage(
         label: String,
         class: &'static str,
@@ -95,12 +97,23 @@ impl Row {
         spans: &[Span],
         origin: i64,
         domain: Span,
+        columns: Option<usize>,
     ) -> Self {
-        if spans.len() > MAX_SPANS {
-            let fine = Row::coverage_columns(label, class, h, spans, origin, domain, FINE_COLUMNS);
-            return Row { all_spans: spans.to_vec(), ..fine };
+        let (columns, kept) = match columns {
+            Some(c) => (c, &[][..]),
+            None if spans.len() > MAX_SPANS => (FINE_COLUMNS, spans),
+            None => {
+                return Row {
+                    spans: Some(flatten(spans, origin)),
+                    ..Row::plain(label, class, h, RowKind::Cov, spans)
+                }
+            }
+        };
+        let cols = coverage(spans, domain.0 + origin, domain.1 + origin, columns);
+        Row {
+            fine: Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()),
+            ..Row::plain(label, class, h, RowKind::Cov, kept)
         }
-        Row { spans: Some(flatten(spans, origin)), ..Row::plain(label, class, h, RowKind::Cov, spans) }
     }
 
     /// A row of `kind` over `spans` (trace ns) with nothing drawn yet: no spans or columns kept,
@@ -124,24 +137,6 @@ impl Row {
         }
     }
 
-    /// A coverage row of `spans` (trace ns) always kept as the busy fraction of `columns` columns
-    /// over `domain` (ns after `origin`): bounded data for each of many ranks.
-    pub fn coverage_columns(
-        label: String,
-        class: &'static str,
-        h: f64,
-        spans: &[Span],
-        origin: i64,
-        domain: Span,
-        columns: usize,
-    ) -> Self {
-        let cols = coverage(spans, domain.0 + origin, domain.1 + origin, columns);
-        Row {
-            fine: Some(cols.iter().map(|v| (v.min(1.0) * 1000.0).round() as u16).collect()),
-            ..Row::plain(label, class, h, RowKind::Cov, &[])
-        }
-    }
-
     /// A row of marks: one rectangle per span, with a tooltip of kind `tip` (`gap`, `launch`,
     /// `replay`) numbered by `ids` (by position without), or coverage when there are more than
     /// [`MAX_ITEMS`].
@@ -156,7 +151,7 @@ impl Row {
         const H: f64 = 14.0;
         if spans.len() > MAX_ITEMS {
             let merged = launchguard_analysis::intervals::union(spans.to_vec());
-            return Row::coverage(label, class, H, &merged, origin, domain);
+            return Row::coverage(label, class, H, &merged, origin, domain, None);
         }
         Row {
             spans: Some(flatten(spans, origin)),
@@ -381,7 +376,7 @@ mod tests {
         let spans: Vec<Span> =
             (0..(MAX_SPANS as i64 + 10)).map(|i| (origin + i * 10, origin + i * 10 + 5)).collect();
         let domain = (0, spans.last().unwrap().1 - origin);
-        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, origin, domain);
+        let r = Row::coverage("GPU 0".into(), "busy", 40.0, &spans, origin, domain, None);
         assert!(r.spans.is_none());
         let fine = r.fine.unwrap();
         assert_eq!(fine.len(), FINE_COLUMNS);

@@ -18,6 +18,9 @@ fn run(verdict: Verdict) -> RunInfo {
         torch: Some("2.11.0".into()),
         launchguard_version: "0.1.0".into(),
         warnings: Vec::new(),
+        reason: None,
+        culprit: None,
+        waiting: Vec::new(),
     }
 }
 

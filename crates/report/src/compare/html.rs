@@ -150,7 +150,8 @@ fn timeline(sides: [TraceSide<'_>; 2]) -> Markup {
         for d in &f.devices {
             let busy = shifted(&d.busy, a);
             // The rank is in the section's title: the label stays short enough not to be cut.
-            let mut row = Row::coverage(format!("{which} GPU {}", d.label), "busy", 34.0, &busy, 0, domain);
+            let mut row =
+                Row::coverage(format!("{which} GPU {}", d.label), "busy", 34.0, &busy, 0, domain, None);
             // Kernel names on hover, on the same shifted axis.
             row.names = d.named.as_ref().map(|n| crate::html::kernel_names(n, a));
             rows.push(row);
