@@ -223,3 +223,65 @@ fn linkage_without_a_report() {
     assert_eq!(c.status, Status::Skip);
     assert!(c.message.starts_with("unreadable linkage report: "));
 }
+
+/// A trace `check` recorded of `c`, with the host cost per replay p50 `before` the profiler and
+/// under it (`profiled`), and `gpu` µs of GPU time per replay from the device events.
+fn recorded(c: Case, before: f64, profiled: f64, gpu: f64) -> launchguard_judge::AnalysisReport {
+    let mut a = analysis(&c);
+    let ctx = serde_json::json!({
+        "schema": "launchguard.context/1", "launchguard_version": "0.1.0",
+        "workload": {"preset": "tiny", "arch": "llama", "layers": 1, "batch": 1, "seq": 1, "hidden": 256,
+                     "heads": 4, "kv_heads": null, "head_dim": null, "ffn": null, "dtype": "bf16",
+                     "eager_warmups": 1, "warmups": 1, "replays": 100, "host_replays": 300, "gpu_replays": 100, "device": 0},
+        "tp": 1, "rank": 0, "inject_delay_us": 0.0, "retried": null,
+        "phases": {}, "inventory": null, "linkage": null, "linkage_problem": "no torch library found"
+    });
+    let mut w: WorkloadContext = serde_json::from_value(ctx).unwrap();
+    w.phases = phases(before, None, 3.0, Some(gpu));
+    w.phases.insert("profiled".to_string(), PhaseReport::from_samples(vec![profiled; 5], Vec::new(), None));
+    a.workload = Some(w);
+    launchguard_judge::analysis(a, &Settings::default())
+}
+
+/// A launch-bound graph (below 100 µs of GPU time) starved by the profiler alone: its idle time
+/// before each replay and its gaps warn instead of failing, with why, when a launch cost the host
+/// less than half the GPU's replay with the profiler off (`check.headroom_fraction` 0.5) and at
+/// least the whole replay under it. Anything else still fails.
+#[test]
+fn a_small_graph_starved_by_the_profiler_alone_warns() {
+    // The GPU waits 60 µs before each replay: past max(20 µs, 10% of 40 µs) = 20 µs. 9 gaps > 5.
+    let starved = Case { span_us: 40.0, idle_us: 60.0, gaps: 9, ..HEALTHY };
+    let find = |r: &launchguard_judge::AnalysisReport, id: CheckId| {
+        r.checks.iter().find(|c| c.id == id).unwrap().clone()
+    };
+    let r = recorded(starved, 5.0, 50.0, 40.0);
+    let why =
+        "; warns only: under the profiler a launch cost the host 50.0 µs p50, more than the GPU's 40.0 µs \
+               replay, against 5.0 µs with the profiler off";
+    for id in [CheckId::ReplayIdle, CheckId::Gaps] {
+        let c = find(&r, id.clone());
+        assert_eq!(c.status, Status::Warn, "{id}: {}", c.message);
+        assert!(c.message.ends_with(why), "{id}: {}", c.message);
+        assert!(c.hint.unwrap().starts_with("the profiler's own cost per launch starves this graph"));
+    }
+    // Gaps within their limit are not touched.
+    let r = recorded(Case { gaps: 0, ..starved }, 5.0, 50.0, 40.0);
+    assert_eq!(find(&r, CheckId::Gaps).status, Status::Pass);
+    assert!(!find(&r, CheckId::Gaps).message.contains("warns only"));
+    // A launch under the profiler costing exactly the replay is enough.
+    assert_eq!(find(&recorded(starved, 5.0, 40.0, 40.0), CheckId::ReplayIdle).status, Status::Warn);
+    // Not the profiler alone: a launch cost half the replay (20 of 40 µs) or more unprofiled, or
+    // less than the replay under the profiler.
+    for (before, profiled) in [(20.0, 50.0), (30.0, 50.0), (5.0, 39.9)] {
+        let r = recorded(starved, before, profiled, 40.0);
+        for id in [CheckId::ReplayIdle, CheckId::Gaps] {
+            let c = find(&r, id.clone());
+            assert_eq!(c.status, Status::Fail, "{before} {profiled} {id}");
+            assert!(!c.message.contains("warns only"), "{}", c.message);
+        }
+    }
+    // A graph of 255 µs is not launch-bound: its host waits for the GPU under the profiler.
+    let r = recorded(Case { span_us: 255.0, ..starved }, 5.0, 300.0, 255.0);
+    assert_eq!(find(&r, CheckId::ReplayIdle).status, Status::Fail);
+    assert_eq!(find(&r, CheckId::Gaps).status, Status::Fail);
+}

@@ -203,3 +203,21 @@ fn the_verdict_of_checks() {
     assert_eq!(CheckId::parse("compare.baseline"), CheckId::CompareBaseline);
     assert_eq!(CheckId::parse("later"), CheckId::Other("later".into()));
 }
+
+/// A rule means the same for a number with a fraction as for a whole number: no key of this
+/// version pairs `AtLeast` or `Within` with an f64, but the rules are public and a later key may.
+#[test]
+fn whole_number_rules_hold_for_fractions_too() {
+    use launchguard_judge::section::{Rule, Ruled};
+    // At least 1: 1 itself passes, just below it does not.
+    assert_eq!(1.0f64.broken(Rule::AtLeast(1)), None);
+    assert_eq!(7.5f64.broken(Rule::AtLeast(1)), None);
+    assert_eq!(0.5f64.broken(Rule::AtLeast(1)), Some("must be at least 1, got 0.5".to_string()));
+    // Within 2..=4, both ends included.
+    assert_eq!(2.0f64.broken(Rule::Within(2, 4)), None);
+    assert_eq!(4.0f64.broken(Rule::Within(2, 4)), None);
+    assert_eq!(4.5f64.broken(Rule::Within(2, 4)), Some("must be between 2 and 4, got 4.5".to_string()));
+    // The same rules on whole numbers.
+    assert_eq!(1u64.broken(Rule::AtLeast(1)), None);
+    assert_eq!(0u32.broken(Rule::AtLeast(1)), Some("must be at least 1, got 0".to_string()));
+}

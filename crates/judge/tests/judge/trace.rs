@@ -444,6 +444,12 @@ fn replay_consistency_and_several_graphs() {
     });
     assert_eq!(c.status, Status::Pass);
     assert!(c.message.ends_with("8 kernels ×10, 2 more"), "{}", c.message);
+    // Exactly 8: all of them, nothing "more".
+    let c = consistency(&|a| {
+        a.replay_summary.inconsistent = 80;
+        a.replay_summary.graphs = (1..=8).map(|k| graph(k, 10)).collect();
+    });
+    assert!(c.message.ends_with("7 kernels ×10, 8 kernels ×10"), "{}", c.message);
     // No launch.
     let c = consistency(&|a| {
         a.replay_summary.count = 0;
@@ -667,4 +673,80 @@ fn damage_at_its_thresholds() {
         a.graph_launches.mean_us = Some(5000.0);
     });
     assert_eq!(r.verdict, Verdict::Inconclusive);
+}
+
+/// The occupancy message names its window: the steady state of graph replays when time before
+/// or after it was left out (either alone is enough), else the whole window.
+#[test]
+fn the_occupancy_message_names_its_window() {
+    let with = |before_us: f64, after_us: f64| {
+        let mut a = analysis(&HEALTHY);
+        let s = a.devices[0].steady.as_mut().unwrap();
+        (s.before_us, s.after_us) = (before_us, after_us);
+        check_of(a, CheckId::Occupancy).message
+    };
+    // The steady window is 1 ms long (the helper's); 2.5 ms before it, 0.4 ms after it.
+    assert_eq!(
+        with(2500.0, 0.0),
+        "GPU 0 busy 95.0% of the 1.00 ms steady state of graph replays (2.50 ms before it and 0.0 µs after it \
+         not counted) (fail below 80%, warn below 90%)"
+    );
+    assert!(with(0.0, 400.0).contains(
+        "of the 1.00 ms steady state of graph replays (0.0 µs before it and 400.0 µs after it not counted)"
+    ));
+    assert!(with(0.0, 0.0).contains("busy 95.0% of a 1.00 ms window ("), "{}", with(0.0, 0.0));
+}
+
+/// A launch-bound graph (below 100 µs of GPU time per replay) never fails on occupancy, and the
+/// message says so rather than "fail below 0%".
+#[test]
+fn a_small_graphs_occupancy_never_fails_and_says_so() {
+    let c = check_of(analysis(&Case { occupancy: 0.50, span_us: 35.0, ..HEALTHY }), CheckId::Occupancy);
+    assert_eq!((c.status, c.limit.clone()), (Status::Warn, serde_json::json!(0.0)));
+    assert!(
+        c.message
+            .contains("busy 50.0% of a 1.00 ms window (never fails; warns below 60%: a replay of 35.0 µs"),
+        "{}",
+        c.message
+    );
+}
+
+/// What a damaged trace's hint says: record again when events were lost, look at how the trace
+/// was made when its causality is impossible, both when both; each with where to read more.
+#[test]
+fn the_damage_hint_follows_the_damage() {
+    use launchguard_analysis::model::{Anomaly, AnomalyKind};
+    let damage = |lost: bool, impossible: bool| {
+        let mut a = analysis(&HEALTHY);
+        if lost {
+            a.damage.replays_without_kernels = 50;
+        }
+        if impossible {
+            a.anomalies =
+                vec![Anomaly { kind: AnomalyKind::KernelBeforeLaunch, count: 3, first: "launch 7".into() }];
+        }
+        let r = launchguard_judge::analysis(a, &Settings::default());
+        assert_eq!(r.verdict, Verdict::Inconclusive);
+        r.checks.into_iter().find(|c| c.id == CheckId::TraceDamage).unwrap()
+    };
+    let c = damage(true, false);
+    let hint = c.hint.unwrap();
+    assert!(hint.starts_with("record again: "), "{hint}");
+    assert!(!hint.contains("correlation id"), "{hint}");
+    assert!(hint.ends_with("; docs/verdicts.md says how each damage is told"), "{hint}");
+    // 50 replays lost against 10% of 100 launches.
+    assert_eq!((c.value, c.limit), (serde_json::json!(50.0), serde_json::json!(10.0)));
+    let c = damage(false, true);
+    let hint = c.hint.unwrap();
+    assert!(hint.starts_with("kernels before their launch or launches sharing a correlation id"), "{hint}");
+    assert!(!hint.contains("record again"), "{hint}");
+    // Impossible causality counts from its first case.
+    assert_eq!((c.value, c.limit), (serde_json::json!(3.0), serde_json::json!(1.0)));
+    assert!(c.message.starts_with(
+        "the trace's causality is impossible, so it cannot say whether the GPU starved: in 3 replays"
+    ));
+    let c = damage(true, true);
+    let hint = c.hint.unwrap();
+    assert!(hint.starts_with("record again: ") && hint.contains("; kernels before their launch"), "{hint}");
+    assert!(c.message.starts_with("the trace lost GPU events and its causality is impossible"));
 }
