@@ -288,6 +288,18 @@ fn the_worst_rank() {
     let slow =
         Rank { case: Case { launch_p50_us: 5000.0, launch_mean_us: 5000.0, world: 2, ..HEALTHY }, ..RANK };
     assert_eq!(worst(slow, Rank { excluding_wait: Some(0.91), ..RANK }), 0);
+    // The verdict first, even against the occupancy: a failing rank 0 at 95% beats a passing
+    // rank 1 at 91%, either way round.
+    let slow_busy = || Rank {
+        case: Case { launch_p50_us: 5000.0, launch_mean_us: 5000.0, world: 2, ..HEALTHY },
+        excluding_wait: Some(0.95),
+        ..RANK
+    };
+    let busy_less = || Rank { excluding_wait: Some(0.91), ..RANK };
+    let r = ranks(vec![(0, slow_busy()), (1, busy_less())]);
+    assert_eq!((r.ranks[0].verdict, r.ranks[1].verdict), (Verdict::Fail, Verdict::Pass));
+    assert_eq!(r.across.worst_rank, 0);
+    assert_eq!(worst(busy_less(), slow_busy()), 1);
 }
 
 /// The rank whose GPU idles before each replay (at least 20 µs, twice any other's) makes the
@@ -302,6 +314,7 @@ fn the_rank_that_makes_the_others_wait() {
     assert!(c.message.contains("rank 0 waits for it in their collectives"), "{}", c.message);
     // Under 20 µs, or under twice the others': nobody to blame.
     assert_eq!(ranks(vec![(0, idle(5.0)), (1, idle(19.9))]).across.culprit, None);
+    assert_eq!(ranks(vec![(0, idle(5.0)), (1, idle(20.0))]).across.culprit, Some(1));
     assert_eq!(ranks(vec![(0, idle(30.0)), (1, idle(59.9))]).across.culprit, None);
     assert_eq!(ranks(vec![(0, idle(30.0)), (1, idle(60.0))]).across.culprit, Some(1));
     assert_eq!(ranks(vec![(0, idle(400.0)), (1, idle(10.0))]).across.culprit, Some(0));
@@ -331,6 +344,8 @@ fn one_rank_alone() {
     );
     let c = check_of(alone(Some(127.0), 2), CheckId::Ranks);
     assert_eq!(c.status, Status::Pass);
+    // Its value is still the collectives' share of the replay: 127 of 255 µs.
+    assert!((c.value.as_f64().unwrap() - 127.0 / 255.0).abs() < 1e-12, "{}", c.value);
     assert!(c.message.ends_with("; analyze every rank's trace together for that"));
     assert_eq!(check_of(alone(None, 2), CheckId::Ranks).status, Status::Pass);
     let r = launchguard_judge::analysis(alone(Some(200.0), 1), &Settings::default());

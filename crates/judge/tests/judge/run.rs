@@ -285,3 +285,38 @@ fn a_small_graph_starved_by_the_profiler_alone_warns() {
     assert_eq!(find(&r, CheckId::ReplayIdle).status, Status::Fail);
     assert_eq!(find(&r, CheckId::Gaps).status, Status::Fail);
 }
+
+/// The linkage check of a report `check` wrote on an H200 (tests/data/h200-check/tiny): the
+/// backend and the chain that links it, unresolved dependencies counted, a limit only where
+/// `linkage.forbid` lists something.
+#[test]
+fn linkage_of_a_real_report() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/h200-check/tiny/run00-delay0.json");
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let report = result["linkage"].clone();
+    // libtorch_cpu.so needs libcupti.so.13 directly; every dependency resolved.
+    let c = run::linkage(Some(&report), &[]);
+    assert_eq!(c.status, Status::Pass);
+    assert_eq!(c.message, "PyTorch links profiler backend cupti (libtorch_cpu.so → libcupti.so.13)");
+    assert_eq!((c.value, c.limit), (serde_json::json!("cupti"), serde_json::Value::Null));
+    // Forbidden: fails, and the limit is the list.
+    let c = run::linkage(Some(&report), &["cupti".to_string()]);
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message.starts_with(
+            "PyTorch links profiler backend cupti (libtorch_cpu.so → libcupti.so.13); forbidden by linkage.forbid: "
+        ),
+        "{}",
+        c.message
+    );
+    assert_eq!(c.limit, serde_json::json!(["cupti"]));
+    // No profiler library found, two dependencies unresolved.
+    let mut other = report.clone();
+    other["profiler_libraries"] = serde_json::json!([]);
+    other["unresolved"] = serde_json::json!([
+        {"name": "libfoo.so", "needed_by": ["libtorch_cpu.so"], "reason": "not found"},
+        {"name": "libbar.so", "needed_by": ["libtorch_cpu.so"], "reason": "not found"}
+    ]);
+    let c = run::linkage(Some(&other), &[]);
+    assert_eq!(c.message, "PyTorch links profiler backend cupti; 2 dependencies unresolved");
+}
