@@ -436,4 +436,13 @@ mod tests {
             .count();
         assert!(covered >= 85, "{covered} of {trials} intervals held the true shift 0");
     }
+
+    /// A drawn position is ⌊n·u⌋ of the sorted sample; a `u` rounded up to 1 takes the largest
+    /// value rather than one past the end.
+    #[test]
+    fn a_drawn_position_stays_inside_the_sample() {
+        let r = Resampler::new(&[3.0, 1.0, 2.0]);
+        // ⌊3·0⌋ = 0, ⌊3·0.34⌋ = 1, ⌊3·0.99⌋ = 2, and u = 1 clamped to 2.
+        assert_eq!([r.at(0.0), r.at(0.34), r.at(0.99), r.at(1.0)], [1.0, 2.0, 3.0, 3.0]);
+    }
 }
