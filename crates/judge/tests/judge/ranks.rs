@@ -171,6 +171,25 @@ fn each_check_at_its_worst_rank() {
     // A failure beats a larger value that passes? Both values are the launch's: the failing rank
     // is the one over the limit.
     assert!(launches(500.0, 60.0).starts_with("rank 0 (worst of ranks 0, 1): "));
+    // The status first, even against a larger value: rank 0's 500 µs launch of 44 kernels fails
+    // its limit of 150 + 255 µs; rank 1's 1000 µs launch of 421 kernels passes its limit of
+    // 150 × 421 / 44 + 255 ≈ 1690 µs.
+    let mixed = |first: u64| {
+        let small = Rank { case: Case { launch_p50_us: 500.0, world: 2, ..HEALTHY }, ..RANK };
+        let large = Rank { case: Case { launch_p50_us: 1000.0, kernels: 421, world: 2, ..HEALTHY }, ..RANK };
+        let r = if first == 0 {
+            ranks(vec![(0, small), (1, large)])
+        } else {
+            ranks(vec![(0, large), (1, small)])
+        };
+        check(&r, CheckId::GraphLaunch).clone()
+    };
+    let c = mixed(0);
+    assert_eq!((c.status, c.value.clone()), (Status::Fail, serde_json::json!(500.0)));
+    assert!(c.message.starts_with("rank 0 (worst of ranks 0, 1): "), "{}", c.message);
+    let c = mixed(1);
+    assert_eq!((c.status, c.value.clone()), (Status::Fail, serde_json::json!(500.0)));
+    assert!(c.message.starts_with("rank 1 (worst of ranks 0, 1): "), "{}", c.message);
     // Occupancy: the lowest.
     let occ = |a: f64, b: f64| {
         let r = ranks(vec![
@@ -181,6 +200,8 @@ fn each_check_at_its_worst_rank() {
     };
     assert!(occ(0.93, 0.95).starts_with("rank 0 "), "{}", occ(0.93, 0.95));
     assert!(occ(0.95, 0.93).starts_with("rank 1 "), "{}", occ(0.95, 0.93));
+    // A tie: the lowest rank.
+    assert!(occ(0.93, 0.93).starts_with("rank 0 "), "{}", occ(0.93, 0.93));
     // A worse status wins over a value: rank 1's occupancy warns, rank 0's fails.
     assert!(occ(0.65, 0.75).starts_with("rank 0 "));
     assert!(occ(0.75, 0.65).starts_with("rank 1 "));
@@ -244,7 +265,11 @@ fn the_ranks_and_clock_checks() {
         c.message
     );
     let c = clock(Some(false));
-    assert_eq!((c.status, c.value.clone()), (Status::Warn, serde_json::json!(-12.5)));
+    // The limit is the tolerance below zero (1 µs) in either case.
+    assert_eq!(
+        (c.status, c.value.clone(), c.limit.clone()),
+        (Status::Warn, serde_json::json!(-12.5), serde_json::json!(-1.0))
+    );
     assert!(
         c.message.starts_with(
             "3 of 800 matched collectives end on one rank before another rank starts them (by up to 12.5 µs)"
@@ -353,4 +378,12 @@ fn one_rank_alone() {
     let mut a = alone(None, 4);
     a.trace.rank = None;
     assert!(check_of(a, CheckId::Ranks).message.starts_with("a rank of 4 analyzed alone"));
+}
+
+/// A check only one rank has names that rank alone, with no "worst of".
+#[test]
+fn a_check_of_one_rank_names_it_alone() {
+    let r = ranks(vec![(1, RANK)]);
+    let c = check(&r, CheckId::Occupancy);
+    assert!(c.message.starts_with("rank 1: GPU busy 85.0%"), "{}", c.message);
 }
