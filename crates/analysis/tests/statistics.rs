@@ -142,3 +142,22 @@ fn the_metrics_of_traces() {
     let gaps = m.iter().find(|f| f.id == "gaps").unwrap();
     assert_eq!((gaps.shift, gaps.worse, gaps.graph.as_deref()), (Some(0.0), Worse::Higher, None));
 }
+
+/// The samples of a real trace (examples/healthy_clean.json.gz, the reference preset on an H200)
+/// carry each graph's identity as the analysis names it, its kernel count and the hash of its
+/// kernels' names, which is how `compare` pairs a graph with the same graph of the other run.
+#[test]
+fn a_traces_samples_name_their_graphs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/healthy_clean.json.gz");
+    let trace = launchguard_trace::read(std::path::Path::new(path)).unwrap();
+    let a = launchguard_analysis::analyze(&trace, &launchguard_analysis::Options::default()).unwrap();
+    let s = TraceSamples::of(&a, Some(3), None);
+    assert_eq!(s.rank, Some(3));
+    assert!(!a.replay_summary.graphs.is_empty());
+    assert_eq!(s.graphs.len(), a.replay_summary.graphs.len());
+    for (g, f) in s.graphs.iter().zip(&a.replay_summary.graphs) {
+        assert!(f.kernels > 0 && !f.signature.is_empty(), "{f:?}");
+        assert_eq!((g.kernels, g.signature.as_str()), (f.kernels, f.signature.as_str()));
+        assert_eq!(g.launch_us.len() as u64, f.replays);
+    }
+}
