@@ -532,3 +532,124 @@ fn the_line_of_each_metric() {
          regression past the limit"
     );
 }
+
+/// With the rank that makes the others wait named in the current run (rank 1, rank 0 waiting for
+/// it), that rank's metrics lead, and a failed comparison's reason is its regression first, then
+/// what changed on the ranks that wait.
+#[test]
+fn the_rank_that_makes_the_others_wait_leads() {
+    let current = RunInfo { culprit: Some(1), waiting: vec![0], ..run(Verdict::Pass) };
+    let judged = |figures: Vec<MetricFigures>| {
+        compare::judge(
+            run(Verdict::Pass),
+            current.clone(),
+            Vec::new(),
+            figures,
+            &CompareConfig::default(),
+            false,
+        )
+    };
+    // Floors: launch max(20 µs, 100% of 50 µs) = 50 µs, host max(5 µs, 100% of 10 µs) = 10 µs.
+    let launch0 = ranked(samples("graph_launch", 50.0, 100.0, 1e-9, 80.0, 120.0), 0);
+    let host0 = ranked(samples("host_before", 10.0, 2.0, 0.5, -1.0, 9.0), 0);
+    let launch1 = ranked(samples("graph_launch", 50.0, 60.0, 1e-9, 55.0, 65.0), 1);
+    let host1 = ranked(samples("host_before", 10.0, 30.0, 1e-9, 20.0, 40.0), 1);
+    let c = judged(vec![launch0.clone(), host0.clone(), launch1.clone(), host1.clone()]);
+    assert_eq!(c.verdict, Verdict::Fail);
+    let order: Vec<(Option<u64>, &str)> =
+        c.metrics.iter().map(|m| (m.figures.rank, m.figures.id.as_str())).collect();
+    assert_eq!(
+        order,
+        [
+            (Some(1), "graph_launch"),
+            (Some(1), "host_before"),
+            (Some(0), "graph_launch"),
+            (Some(0), "host_before")
+        ]
+    );
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("rank 1 makes the others wait: graph_launch +60.0 µs, host_before +30.0 µs; rank 0 waits for it (graph_launch +100.0 µs)")
+    );
+    // Each check names its worst rank's part: the culprit, a rank that waits for it.
+    let check = |c: &Comparison, id: &str| {
+        c.checks().into_iter().find(|k| k.id == CheckId::Compare(id.into())).unwrap().message
+    };
+    assert!(
+        check(&c, "graph_launch").starts_with("rank 1, which makes the others wait (worst of ranks 0, 1): "),
+        "{}",
+        check(&c, "graph_launch")
+    );
+    let launch1_ok = ranked(samples("graph_launch", 50.0, 2.0, 0.5, -1.0, 5.0), 1);
+    let c2 = judged(vec![launch0.clone(), launch1_ok.clone()]);
+    assert!(
+        check(&c2, "graph_launch").starts_with("rank 0, waiting for rank 1 (worst of ranks 0, 1): "),
+        "{}",
+        check(&c2, "graph_launch")
+    );
+    // A rank neither named nor waiting (rank 2, not in `waiting`) is only its number.
+    let c3 =
+        judged(vec![launch1_ok.clone(), ranked(samples("graph_launch", 50.0, 100.0, 1e-9, 80.0, 120.0), 2)]);
+    assert!(
+        check(&c3, "graph_launch").starts_with("rank 2 (worst of ranks 1, 2): "),
+        "{}",
+        check(&c3, "graph_launch")
+    );
+    // The rank that waits changed nothing past its limits.
+    let launch0_ok = ranked(samples("graph_launch", 50.0, 2.0, 0.5, -1.0, 5.0), 0);
+    let c = judged(vec![launch0_ok.clone(), host0.clone(), launch1.clone(), host1.clone()]);
+    assert_eq!(
+        c.reason.as_deref(),
+        Some(
+            "rank 1 makes the others wait: graph_launch +60.0 µs, host_before +30.0 µs; rank 0 waits for it"
+        )
+    );
+    // The culprit did not regress: no line about it, whatever the others did.
+    let host1_ok = ranked(samples("host_before", 10.0, 2.0, 0.5, -1.0, 9.0), 1);
+    let c = judged(vec![launch0.clone(), host0.clone(), launch1_ok, host1_ok]);
+    assert_eq!((c.verdict, c.reason.as_deref()), (Verdict::Fail, None));
+    // No rank waiting: the culprit's own change alone.
+    let alone = RunInfo { culprit: Some(1), waiting: Vec::new(), ..run(Verdict::Pass) };
+    let c = compare::judge(
+        run(Verdict::Pass),
+        alone,
+        Vec::new(),
+        vec![launch1.clone(), host1.clone()],
+        &CompareConfig::default(),
+        false,
+    );
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("rank 1 makes the others wait: graph_launch +60.0 µs, host_before +30.0 µs")
+    );
+    // The culprit's checks lead: rank 1's launch decides `graph_launch`, rank 0's host cost
+    // `host_before`, listed after it although rank 1 lists host_before first.
+    let c4 = judged(vec![
+        ranked(samples("host_before", 10.0, 2.0, 0.5, -1.0, 9.0), 1),
+        launch1.clone(),
+        ranked(samples("host_before", 10.0, 30.0, 1e-9, 20.0, 40.0), 0),
+        launch0_ok.clone(),
+    ]);
+    let ids: Vec<String> = c4.checks().iter().map(|k| k.id.to_string()).collect();
+    assert_eq!(ids, ["compare.baseline", "compare.graph_launch", "compare.host_before"]);
+    // Occupancy in points, gaps as a count: 0.9 → 0.7 is 20 points lost (limit 15), 2 → 10 gaps
+    // is 8 more (limit 5).
+    let c5 = compare::judge(
+        run(Verdict::Pass),
+        RunInfo { culprit: Some(1), waiting: Vec::new(), ..run(Verdict::Pass) },
+        Vec::new(),
+        vec![ranked(single("occupancy", "", 0.9, -0.2), 1), ranked(single("gaps", "gaps", 2.0, 8.0), 1)],
+        &CompareConfig::default(),
+        false,
+    );
+    assert_eq!(c5.reason.as_deref(), Some("rank 1 makes the others wait: occupancy −20.0 points, gaps +8"));
+    // Its kernel diffs lead as well.
+    let mut c = judged(vec![launch0, host0, launch1, host1]);
+    c.kernels = [Some(0), None, Some(1)]
+        .into_iter()
+        .map(|rank| launchguard_analysis::kernel_diff::KernelDiff { rank, ..Default::default() })
+        .collect();
+    c.lead_with_culprit();
+    let ranks: Vec<Option<u64>> = c.kernels.iter().map(|k| k.rank).collect();
+    assert_eq!(ranks, [Some(1), Some(0), None]);
+}
