@@ -38,7 +38,8 @@ Exit codes: 0 the ladder ran (the table says what was caught); 1 a false alarm a
   launchguard compare base.json current.json --markdown summary.md   (two check results)
   launchguard compare baseline-run/ current-run/ --html compare.html   (folders of rank traces)
 
-Exit codes: 0 no significant regression (or not comparable: said first, a warning); 1 a shift past the limits; 2 error.";
+Exit codes: 0 no significant regression (settings that differ are said first); 1 a shift past the limits; 2 error, or
+inconclusive: runs on different GPUs (--force compares anyway) or a run whose own verdict is inconclusive.";
     pub const HISTORY: &str = "Examples:
   launchguard check --history results.sqlite
   launchguard history --history results.sqlite show --html history.html

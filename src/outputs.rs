@@ -143,7 +143,7 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether [`print`] wrote the command's result: an error after it (the history gate's) is not
+/// Whether [`print()`] wrote the command's result: an error after it (the history gate's) is not
 /// given a second JSON object on standard output.
 static PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

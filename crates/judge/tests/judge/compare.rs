@@ -365,17 +365,15 @@ fn comparable_forced_unusable_and_damaged() {
     assert_eq!(c.verdict, Fail);
 
     // A damaged run on either side.
-    // Each inconclusive side is named, the baseline first (the runs carry no reason of their own).
-    for (b, cur, which) in [
-        (Inconclusive, Pass, "the baseline's own verdict is inconclusive"),
-        (Pass, Inconclusive, "the current run's own verdict is inconclusive"),
-        (
-            Inconclusive,
-            Inconclusive,
-            "the baseline's own verdict is inconclusive; the current run's own verdict is inconclusive",
-        ),
+    // Each side whose own verdict is inconclusive is named (the runs here carry no reason).
+    let base = "the baseline's own verdict is inconclusive";
+    let cur = "the current run's own verdict is inconclusive";
+    for (b, c_verdict, which) in [
+        (Inconclusive, Pass, base.to_string()),
+        (Pass, Inconclusive, cur.to_string()),
+        (Inconclusive, Inconclusive, format!("{base}; {cur}")),
     ] {
-        let c = judge_with(Vec::new(), false, b, cur);
+        let c = judge_with(Vec::new(), false, b, c_verdict);
         assert_eq!(c.verdict, Inconclusive, "{which}");
         assert_eq!(
             c.reason.as_deref(),
@@ -448,7 +446,7 @@ fn the_worst_rank_decides_each_check() {
         ],
         "host_before",
     );
-    // The ranks are listed in ascending order whatever the order of the figures.
+    // The ranks are listed in order, whatever order the figures came in.
     assert!(c.message.starts_with("rank 1 (worst of ranks 1, 2)"), "{}", c.message);
     // Graphs of one rank, and of a trace of one process.
     let mut g1 = ranked(samples("graph_launch", 50.0, 100.0, 1e-9, 80.0, 120.0), 0);
