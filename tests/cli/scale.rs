@@ -4,7 +4,7 @@
 //! fast in a browser.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -265,6 +265,21 @@ fn a_thousand_ranks_stay_short_small_and_quick_to_open() {
     assert_eq!(loaded.dom.matches("text-anchor=\"end\">rank ").count(), 64);
 }
 
+/// `analyze TRACE --markdown DIR/s.md --html DIR/r.html`: its output and the two pages' paths.
+fn markdown_and_html(trace: &Path, dir: &Path) -> (std::process::Output, PathBuf, PathBuf) {
+    let (md, html) = (dir.join("s.md"), dir.join("r.html"));
+    let out = launchguard()
+        .arg("analyze")
+        .arg(trace)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    (out, md, html)
+}
+
 #[test]
 fn replays_of_varying_length_and_within_interiors_are_said_in_every_format() {
     let Some(shared) = shared_dir() else { return };
@@ -272,16 +287,7 @@ fn replays_of_varying_length_and_within_interiors_are_said_in_every_format() {
     // the terminal report does (the Markdown and the HTML once said "× 1", as if all were alike).
     let dir = tempfile::tempdir().unwrap();
     let trace = shared.join("traces/public/cuda/a100_graph_launches_rank0.json.gz");
-    let (md, html) = (dir.path().join("s.md"), dir.path().join("r.html"));
-    let out = launchguard()
-        .arg("analyze")
-        .arg(&trace)
-        .arg("--markdown")
-        .arg(&md)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+    let (out, md, html) = markdown_and_html(&trace, dir.path());
     let text = String::from_utf8(out.stdout).unwrap();
     let said = "1–20 GPU activities (usually 1)";
     assert!(text.contains(said), "{text}");
@@ -321,16 +327,7 @@ fn a_summary_card_and_its_check_count_the_same_window_or_say_which() {
     let check = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gaps").unwrap();
     assert_eq!(check["value"].as_f64(), Some(steady as f64));
     let dir = tempfile::tempdir().unwrap();
-    let (md, html) = (dir.path().join("s.md"), dir.path().join("r.html"));
-    let out = launchguard()
-        .arg("analyze")
-        .arg(&trace)
-        .arg("--markdown")
-        .arg(&md)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+    let (out, md, html) = markdown_and_html(&trace, dir.path());
     assert_eq!(out.status.code(), Some(0));
     let page = std::fs::read_to_string(&html).unwrap();
     let card =
