@@ -418,6 +418,11 @@ fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, gap_us: f64) -> Figu
             intervals::gaps(&busy, &[(lo, hi)]).iter().for_each(|(s, e)| gaps.add(e - s));
             (lo, hi - lo, intervals::total(&busy))
         }
+        // One window (the steady state, a --within range) over a stream in order: one pass.
+        Some(&[w]) if intervals::sorted_by_start(spans()) => {
+            let busy_ns = intervals::sweep_within(spans(), w, |len| gaps.add(len));
+            (w.0, w.1 - w.0, busy_ns)
+        }
         Some(w) => {
             let busy = intervals::intersect(&intervals::union(spans().collect()), w);
             intervals::gaps(&busy, w).iter().for_each(|(s, e)| gaps.add(e - s));

@@ -83,6 +83,17 @@ pub fn sweep(spans: impl IntoIterator<Item = Span>, mut gap: impl FnMut(i64)) ->
     Sweep { window: (lo, hi), busy_ns }
 }
 
+/// [`sweep`] inside one window `[ws, we)`: spans sorted by start, clipped to the window, the gaps
+/// measured from the window's start and to its end. Returns the busy time. One pass and no
+/// lists, where the union, its intersection with the window and their gaps took three lists.
+pub fn sweep_within(spans: impl IntoIterator<Item = Span>, (ws, we): Span, gap: impl FnMut(i64)) -> i64 {
+    // Clipping keeps the order of starts; the empty spans at the window's edges set its ends and
+    // cover nothing.
+    let clipped = spans.into_iter().map(|(s, e)| (s.clamp(ws, we), e.clamp(ws, we)));
+    let edges = std::iter::once((ws, ws)).chain(clipped).chain(std::iter::once((we, we)));
+    sweep(edges, gap).busy_ns
+}
+
 /// Total length of disjoint spans.
 pub fn total(spans: &[Span]) -> i64 {
     spans.iter().map(|(s, e)| e - s).sum()
@@ -221,6 +232,33 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn the_sweep_within_a_window_is_the_union_cut_to_it_and_its_gaps(
+            spans in proptest::collection::vec((0i64..300, 0i64..40), 0..40),
+            window in (0i64..340, 0i64..200),
+        ) {
+            let mut spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            spans.sort_unstable();
+            let (ws, we) = (window.0, window.0 + window.1);
+            let mut lengths = Vec::new();
+            let busy_ns = sweep_within(spans.iter().copied(), (ws, we), |len| lengths.push(len));
+            // Naive, point by point inside the window.
+            let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
+            let mut want_gaps = Vec::new();
+            let mut run = 0;
+            for t in ws..we {
+                if busy(t) {
+                    if run > 0 { want_gaps.push(run); }
+                    run = 0;
+                } else {
+                    run += 1;
+                }
+            }
+            if run > 0 { want_gaps.push(run); }
+            proptest::prop_assert_eq!(busy_ns, (ws..we).filter(|&t| busy(t)).count() as i64);
+            proptest::prop_assert_eq!(lengths, want_gaps);
+        }
+
         #[test]
         fn busy_plus_idle_is_window(spans in proptest::collection::vec((0i64..1000, 0i64..100), 1..50)) {
             let spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
