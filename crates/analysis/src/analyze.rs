@@ -466,7 +466,7 @@ impl GapStats {
         self.count += 1;
         self.over_threshold += (len_ns > self.threshold_ns) as u64;
         self.max_ns = self.max_ns.max(len_ns);
-        self.buckets[intervals::bucket(len_ns, &GAP_BUCKETS_US)] += 1;
+        self.buckets[intervals::gap_bucket(len_ns)] += 1;
     }
 
     fn finish(self) -> Gaps {
