@@ -117,9 +117,11 @@ def main():
         code, first, wall, cpu, rss = measure(cmd, a.cores, out)
         events = events_read(out) if code in (0, 1) else None
         per = f"{rss / events:.0f}" if events else "–"
+        # A read stopped early did not read the whole text: no rate.
+        rate = f"{text / 1e9 / wall:.2f}" if events else "–"
         said = first.replace("|", "\\|")[:160] or "(verdict on standard output)"
         print(f"| {os.path.basename(path)} | {os.path.getsize(path) / 1e9:.2f} GB | {label} | {code} | "
-              f"{wall:.2f} | {cpu:.2f} | {text / 1e9 / wall:.2f} | {rss / 2**20:.0f} | {per} | {said} |", flush=True)
+              f"{wall:.2f} | {cpu:.2f} | {rate} | {rss / 2**20:.0f} | {per} | {said} |", flush=True)
 
 
 if __name__ == "__main__":

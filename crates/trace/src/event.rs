@@ -7,9 +7,7 @@ use std::borrow::Cow;
 
 use crate::limits::{Cap, Limits};
 use crate::time::parse_micros_to_ns;
-use crate::timeline::{
-    room, ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, HostCall, Timeline,
-};
+use crate::timeline::{ActivityKind, Annotation, GpuActivity, GraphApi, GraphLaunch, HostCall, Timeline};
 
 /// A scalar field as found in the JSON text.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -296,15 +294,22 @@ fn first_bytes<'s>(s: &'s str, max: usize, cut: &mut u64) -> &'s str {
 }
 
 /// Adds a record, failing instead of aborting when memory for it runs out, and stopping at the
-/// memory budget before the list grows past the records' share of it.
+/// memory budget: a full list doubles while that fits in the records' share of the budget, grows
+/// by what is left of the share when it does not (a doubling near the share would reserve twice
+/// what is held and stop the read with the share half used), and stops when nothing is left.
 #[inline]
 fn keep<T>(list: &mut Vec<T>, record: T, budget: u64) -> Result<(), Stopped> {
     if list.len() == list.capacity() {
-        let more = list.capacity().max(64) * std::mem::size_of::<T>();
-        if crate::memory::would_pass(budget, more) {
+        let size = std::mem::size_of::<T>().max(1) as u64;
+        let double = list.capacity().max(64) as u64;
+        let more = match crate::memory::room_left(budget) {
+            Some(left) => double.min(left / size),
+            None => double,
+        };
+        if more == 0 {
             return Err(Stopped::Cap(Cap::Memory));
         }
-        room(list).ok_or(Stopped::Memory)?;
+        list.try_reserve_exact(more as usize).map_err(|_| Stopped::Memory)?;
     }
     list.push(record);
     Ok(())
@@ -509,9 +514,16 @@ impl TimelineBuilder {
         self.timeline.events
     }
 
-    /// The finished timeline.
+    /// The finished timeline, its lists cut to their length: the parts of a parallel read are
+    /// held until they are joined, and their spare room would count against the memory budget
+    /// (up to as much again as the records).
     pub fn finish(mut self) -> Timeline {
-        self.timeline.name_cap = self.limits.max_name_bytes;
+        let t = &mut self.timeline;
+        t.name_cap = self.limits.max_name_bytes;
+        t.activities.shrink_to_fit();
+        t.launches.shrink_to_fit();
+        t.host_calls.shrink_to_fit();
+        t.annotations.shrink_to_fit();
         self.timeline
     }
 }

@@ -75,3 +75,10 @@ pub(crate) fn records_share(budget: u64) -> u64 {
 pub(crate) fn would_pass(budget: u64, more: usize) -> bool {
     heap_in_use().is_some_and(|n| (n as u64).saturating_add(more as u64) > records_share(budget))
 }
+
+/// Bytes the records may still grow by within their share of `budget`; `None` where the heap is
+/// not counted.
+#[inline]
+pub(crate) fn room_left(budget: u64) -> Option<u64> {
+    heap_in_use().map(|n| records_share(budget).saturating_sub(n as u64))
+}
