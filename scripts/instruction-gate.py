@@ -151,7 +151,7 @@ def load_record():
         with open(RECORD) as f:
             return json.load(f)
     except FileNotFoundError:
-        raise GateError(f"no record at {RECORD}: run scripts/instruction-gate.py update")
+        raise GateError(f"no record at {RECORD}: run scripts/instruction-gate.py update") from None
 
 
 def compare(counts, vers, record):
