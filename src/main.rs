@@ -10,6 +10,11 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
+/// The heap in use is counted, so that reading a trace stops at its memory budget
+/// (`--max-memory-mib`) with a one-line error instead of growing until the process is aborted.
+#[global_allocator]
+static ALLOCATOR: launchguard_trace::memory::Counting = launchguard_trace::memory::Counting;
+
 fn main() -> ExitCode {
     on_sigbus();
     let args = match cli::Cli::try_parse() {

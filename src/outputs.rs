@@ -133,7 +133,12 @@ pub fn print(bytes: &[u8], format: Format) -> anyhow::Result<()> {
         _ => bytes,
     };
     PRINTED.store(true, std::sync::atomic::Ordering::Relaxed);
-    let mut out = anstream::stdout().lock();
+    // Only the readable report has colour codes to strip; a JSON document (megabytes on a serving
+    // trace) goes out as it is, not through anstream's byte-by-byte scan.
+    let mut out: Box<dyn Write> = match format {
+        Format::Text => Box::new(anstream::stdout().lock()),
+        Format::Json => Box::new(std::io::stdout().lock()),
+    };
     // A closed pipe (`| head`) is not an error worth a message.
     if let Err(e) = out.write_all(bytes).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -117,6 +117,12 @@ pub(crate) enum Stdin<'a> {
 // The wrapper is reaped by wait4 below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 pub(crate) fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> Run {
+    run_within(case, args, stdin, inputs, TIME_LIMIT)
+}
+
+/// [`run`] with its own time bound, for the cases that must read gigabytes before they stop.
+#[allow(clippy::zombie_processes)]
+pub(crate) fn run_within(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path], limit: Duration) -> Run {
     let before: Vec<_> = inputs.iter().map(|p| snapshot(p)).collect();
     let out = tempfile::tempdir().unwrap();
     let (stdout_path, stderr_path) = (out.path().join("stdout"), out.path().join("stderr"));
@@ -146,11 +152,11 @@ pub(crate) fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> 
     loop {
         match wrapper.try_wait().unwrap() {
             Some(_) => break,
-            None if started.elapsed() > TIME_LIMIT => {
+            None if started.elapsed() > limit => {
                 // SAFETY: the process group this test made.
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
                 let _ = wrapper.wait();
-                panic!("{case}: still running after {} s (killed)", TIME_LIMIT.as_secs());
+                panic!("{case}: still running after {} s (killed)", limit.as_secs());
             }
             None => std::thread::sleep(Duration::from_millis(5)),
         }
@@ -172,7 +178,7 @@ pub(crate) fn run(case: &str, args: &[&str], stdin: Stdin, inputs: &[&Path]) -> 
     );
     assert!(code >= 0, "{case}: killed by signal {}; stderr: {stderr}", -code);
     assert!(rss_kib < RSS_LIMIT_KIB, "{case}: peak RSS {rss_kib} KiB");
-    assert!(started.elapsed() <= TIME_LIMIT, "{case}: {secs:.1} s");
+    assert!(started.elapsed() <= limit, "{case}: {secs:.1} s");
     let after: Vec<_> = inputs.iter().map(|p| snapshot(p)).collect();
     assert_eq!(after, before, "{case}: an input changed");
     Run { code, stdout, stderr, secs, rss_kib }
@@ -407,6 +413,55 @@ fn a_gzip_bomb_of_valid_events_stops_at_a_cap() {
     // The simple parser stops at the same cap.
     let r = analyze("valid-event bomb, simple", &path, &["--max-events", "300000", "--parser", "simple"]);
     assert!(r.error().contains("more than 300000 events"), "{}", r.stderr);
+}
+
+/// The issue-35 bomb: 3.2 GB of small valid kernel events (25.6 million) in 42 MB of gzip, each
+/// member a block of events that differ from one another (it inflates ~77x, under the 200x
+/// guard), so it must be read event by event. With the default settings it is stopped by the
+/// memory budget (1 GiB, the records taking half) with a one-line error, never analyzed at GBs of
+/// memory or aborted; with a smaller budget, sooner; on standard input the same.
+#[test]
+fn a_gzip_bomb_of_valid_events_stops_within_the_default_memory_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.json.gz");
+    let event = |k: usize, r: usize| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":7,"ts":{}.{:03},"dur":1.5,"args":{{"stream":7,"correlation":{}}}}}"#,
+            k % 7,
+            5118046481399 + k * 3,
+            (k * 37 + r) % 1000,
+            k + r
+        )
+    };
+    // 64,000 events (8 MB) per member; the first member opens the array.
+    let block: Vec<String> = (0..64_000).map(|k| event(k, k / 200)).collect();
+    let body = block.join(",");
+    let members = 400;
+    let mut bytes = gz(format!("{{\"traceEvents\":[{body}").as_bytes());
+    let middle = gz(format!(",{body}").as_bytes());
+    for _ in 1..members {
+        bytes.extend(&middle);
+    }
+    bytes.extend(gz(b"]}"));
+    std::fs::write(&path, &bytes).unwrap();
+    let text = (body.len() as u64 + 1) * members as u64;
+    assert!(text > 3_200_000_000 && (bytes.len() as u64) * 200 > text, "{text} from {}", bytes.len());
+    let said = |r: &Run, name: &str, mib: u64| {
+        assert_eq!(
+            r.error(),
+            format!("launchguard: error: {name}: records and analysis needing more than {mib} MiB of memory (--max-memory-mib N or [input] max_memory_mib raises the cap)")
+        );
+    };
+    let long = Duration::from_secs(180);
+    let args = ["analyze", path.to_str().unwrap(), "--format", "json"];
+    let r = run_within("issue-35 bomb, default settings", &args, Stdin::Null, &[&path], long);
+    said(&r, &path.display().to_string(), 1024);
+    // The records' share is half the budget: stopped near 512 MiB, well within 1 GiB.
+    assert!(r.rss_kib < 800 << 10, "peak RSS {} KiB", r.rss_kib);
+    let small = ["analyze", "-", "--format", "json", "--max-memory-mib", "128"];
+    let r = run_within("issue-35 bomb, standard input, 128 MiB", &small, Stdin::File(&path), &[&path], long);
+    said(&r, "<stdin>", 128);
+    assert!(r.rss_kib < 200 << 10, "peak RSS {} KiB", r.rss_kib);
 }
 
 /// A gzip file is read on all cores (`crates/trace/src/fast/gzip_par.rs`), standard input by the

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// Maps keyed by correlation ids and label ids, looked up once per activity: SipHash was most of
 /// the replay join on traces of hundreds of thousands of kernels.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+/// Sets of the same keys, for the same reason.
+type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 use launchguard_trace::{GpuActivity, Timeline, Trace};
 use regex::Regex;
@@ -159,8 +161,15 @@ pub fn analyze_timeline(
         let devices = device_figures(t, windows.as_ref(), opts.gap_us);
         (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    steady_figures(t, &mut devices, &work, opts.gap_us);
-    let kernels = kernel_table(t, &devices, &replays, opts.kernel_positions);
+    // Independent again: the steady state per device beside the kernel table.
+    let (steady, kernels) = std::thread::scope(|s| {
+        let kernels = s.spawn(|| kernel_table(t, &devices, &replays, opts.kernel_positions));
+        let steady = steady_figures(t, &devices, &work, opts.gap_us);
+        (steady, kernels.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    for ((d, _), steady) in devices.iter_mut().zip(steady) {
+        d.steady = steady;
+    }
     let devices: Vec<Device> = devices.into_iter().map(|(d, _)| d).collect();
     let workload = match &t.context {
         Some(text) => match WorkloadContext::from_event_args(text) {
@@ -352,7 +361,7 @@ fn within(t: &Timeline, re: &Regex, interiors: bool) -> (Windows, Vec<(u32, &'st
         for a in &t.activities {
             let r = record.entry(a.device).or_insert((a.start, a.end));
             *r = (r.0.min(a.start), r.1.max(a.end));
-            if let Some(&i) = a.correlation.and_then(|c| launched.get(&c)) {
+            if let Some(&i) = a.correlation().and_then(|c| launched.get(&c)) {
                 let w = work.entry((a.device, i)).or_insert((a.start, a.end));
                 *w = (w.0.min(a.start), w.1.max(a.end));
             }
@@ -574,17 +583,17 @@ fn stream_figures(
         .collect()
 }
 
-/// Fills each device's steady-state figures: over the span from the first replay's first GPU
-/// activity on it to the last replay's last one. What lies before (an idle prefix while the
+/// Each device's steady-state figures (in the order of `devices`): over the span from the first
+/// replay's first GPU activity on it to the last replay's last one. What lies before (an idle prefix while the
 /// server waited for requests, warm-up work) is reported beside, not measured as occupancy.
 fn steady_figures(
     t: &Timeline,
-    devices: &mut [(Device, DeviceActs<'_>)],
+    devices: &[(Device, DeviceActs<'_>)],
     work: &FastMap<u64, CorrelatedWork>,
     gap_us: f64,
-) {
+) -> Vec<Option<Steady>> {
     let mut extent: FastMap<u32, Span> = FastMap::default();
-    let launched: HashSet<u64> = t.launches.iter().filter_map(|l| l.correlation).collect();
+    let launched: FastSet<u64> = t.launches.iter().filter_map(|l| l.correlation).collect();
     for (c, w) in work {
         if launched.contains(c) {
             let e = extent.entry(w.device).or_insert((w.first, w.last));
@@ -592,7 +601,8 @@ fn steady_figures(
             e.1 = e.1.max(w.last);
         }
     }
-    for (d, da) in devices.iter_mut() {
+    let mut out = vec![None; devices.len()];
+    for (k, (d, da)) in devices.iter().enumerate() {
         let Some(&(s, e)) = extent.get(&da.id) else { continue };
         let (Some(&(whole_start, _)), Some(&(_, whole_end))) = (da.windows.first(), da.windows.last()) else {
             continue;
@@ -618,13 +628,13 @@ fn steady_figures(
             figures(&inside, Some(&steady), gap_us)
         };
         let from_replays =
-            inside.iter().filter(|a| a.correlation.is_some_and(|c| launched.contains(&c))).count();
+            inside.iter().filter(|a| a.correlation().is_some_and(|c| launched.contains(&c))).count();
         let busy = |lo: i64, hi: i64| {
             let spans: Vec<Span> =
                 da.acts.iter().map(|a| (a.start.max(lo), a.end.min(hi))).filter(|(a, b)| b > a).collect();
             us(intervals::total(&intervals::union(spans)))
         };
-        d.steady = Some(Steady {
+        out[k] = Some(Steady {
             figures,
             before_us: us(s - whole_start),
             after_us: us(whole_end - e),
@@ -633,6 +643,7 @@ fn steady_figures(
             replay_share: if inside.is_empty() { 0.0 } else { from_replays as f64 / inside.len() as f64 },
         });
     }
+    out
 }
 
 /// Whether `[start, end]` meets any of the sorted spans (a zero-length activity on a boundary
@@ -677,7 +688,7 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     // the entry of the last id is kept at hand instead of looked up again.
     let mut last: Option<(u64, CorrelatedWork)> = None;
     for a in &t.activities {
-        if let Some(c) = a.correlation {
+        if let Some(c) = a.correlation() {
             let h = match name_hash[a.name as usize] {
                 0 => {
                     let h = stable_hash(t.strings.get(a.name)).max(1);
@@ -845,15 +856,39 @@ fn damage(
         _ => 0.0,
     };
     // Each stream that ran replay work, and when its last activity (of any kind) ended.
-    let launched: HashSet<u64> = launches.iter().filter_map(|l| l.correlation).collect();
-    let mut last_end: FastMap<(u32, u32), i64> = FastMap::default();
-    let mut ran_replays: HashSet<(u32, u32)> = HashSet::new();
+    let launched: FastSet<u64> = launches.iter().filter_map(|l| l.correlation).collect();
+    // Per stream: its last end, and whether it ran replay work. Consecutive activities nearly
+    // always share their stream and their correlation id, so the last entry and the last id's
+    // answer are kept at hand instead of looked up again.
+    let mut streams: FastMap<(u32, u32), (i64, bool)> = FastMap::default();
+    let mut current: Option<((u32, u32), (i64, bool))> = None;
+    let mut last_corr: Option<(u64, bool)> = None;
     for a in &t.activities {
-        let e = last_end.entry((a.device, a.stream)).or_insert(a.end);
-        *e = (*e).max(a.end);
-        if a.correlation.is_some_and(|c| launched.contains(&c)) {
-            ran_replays.insert((a.device, a.stream));
-        }
+        let replay = match (a.correlation(), last_corr) {
+            (None, _) => false,
+            (Some(c), Some((lc, was))) if lc == c => was,
+            (Some(c), _) => {
+                let was = launched.contains(&c);
+                last_corr = Some((c, was));
+                was
+            }
+        };
+        let key = (a.device, a.stream);
+        let entry = match &mut current {
+            Some((k, e)) if *k == key => e,
+            _ => {
+                if let Some((k, e)) = current.take() {
+                    streams.insert(k, e);
+                }
+                let e = streams.remove(&key).unwrap_or((a.end, false));
+                &mut current.insert((key, e)).1
+            }
+        };
+        entry.0 = entry.0.max(a.end);
+        entry.1 |= replay;
+    }
+    if let Some((k, e)) = current {
+        streams.insert(k, e);
     }
     // Only launches whose GPU work is missing count: a launch whose replay ran on another stream
     // or device says nothing of this one.
@@ -863,10 +898,10 @@ fn damage(
         .map(|l| l.start)
         .collect();
     starts.sort_unstable();
-    let silent = ran_replays
+    let silent = streams
         .iter()
-        .map(|&(device, stream)| {
-            let end = last_end[&(device, stream)];
+        .filter(|(_, &(_, ran))| ran)
+        .map(|(&(device, stream), &(end, _))| {
             let after = (starts.len() - starts.partition_point(|&s| s <= end)) as u64;
             (after, end, device, stream)
         })
@@ -920,7 +955,7 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
     };
     let sorted = |f: &dyn Fn(&Replay) -> Option<f64>| median(&mut replays.iter().filter_map(f).collect());
     // The first replay on each device follows whatever came before the replays (an idle prefix).
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: FastSet<&str> = FastSet::default();
     let mut steady_idle: Vec<f64> = replays
         .iter()
         .filter(|r| r.device.as_deref().is_some_and(|d| !seen.insert(d)))

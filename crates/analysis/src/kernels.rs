@@ -289,7 +289,7 @@ fn graphs(
     let mut last: Option<(u64, Option<u32>)> = None;
     for d in devices {
         for a in d.acts.iter() {
-            let Some(c) = a.correlation else { continue };
+            let Some(c) = a.correlation() else { continue };
             let g = match last {
                 Some((lc, g)) if lc == c => g,
                 _ => {
@@ -334,13 +334,13 @@ fn graphs(
 fn position_rows(t: &Timeline, acts: &[&GpuActivity], total: i64) -> Vec<PositionRow> {
     // Start order within a replay, whatever stream each activity ran on.
     let mut order: Vec<&GpuActivity> = acts.to_vec();
-    order.sort_by_key(|a| (a.correlation, a.start, a.end));
+    order.sort_by_key(|a| (a.correlation(), a.start, a.end));
     let mut groups: FastMap<(u32, u32), (ActivityKind, Vec<i64>)> = FastMap::default();
     let mut repeated = vec![false; t.strings.len()];
     let mut i = 0;
     while i < order.len() {
-        let c = order[i].correlation;
-        let end = i + order[i..].iter().take_while(|a| a.correlation == c).count();
+        let c = order[i].correlation();
+        let end = i + order[i..].iter().take_while(|a| a.correlation() == c).count();
         let mut seen: FastMap<u32, u32> = FastMap::default();
         for a in &order[i..end] {
             let k = seen.entry(a.name).or_insert(0);

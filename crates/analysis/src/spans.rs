@@ -154,7 +154,7 @@ fn named(t: &Timeline, acts: &[&GpuActivity]) -> Named {
 fn replays(t: &Timeline, analysis: &Analysis) -> Vec<ReplaySpan> {
     let mut work: HashMap<u64, Span> = HashMap::new();
     for a in &t.activities {
-        if let Some(c) = a.correlation {
+        if let Some(c) = a.correlation() {
             let w = work.entry(c).or_insert((a.start, a.end));
             w.0 = w.0.min(a.start);
             w.1 = w.1.max(a.end);

@@ -216,6 +216,8 @@ section! {
         MaxContextMib max_context_mib: u64 = Limits::DEFAULT.max_context_bytes >> 20, flag "max-context-mib" "MIB", Rule::AtLeast(1);
         /// Longest name or label kept, in bytes; a longer one is cut to its first bytes, and said so.
         MaxNameBytes max_name_bytes: u64 = Limits::DEFAULT.max_name_bytes, flag "max-name-bytes" "BYTES", Rule::AtLeast(16);
+        /// Memory for one trace's records and analysis, in MiB (the records take half).
+        MaxMemoryMib max_memory_mib: u64 = Limits::DEFAULT.max_memory_bytes >> 20, flag "max-memory-mib" "MIB", Rule::AtLeast(16);
     }
 }
 
@@ -237,6 +239,7 @@ impl InputConfig {
             max_names: self.max_names,
             max_context_bytes: bytes(self.max_context_mib, InputKey::MaxContextMib)?,
             max_name_bytes: self.max_name_bytes,
+            max_memory_bytes: bytes(self.max_memory_mib, InputKey::MaxMemoryMib)?,
         })
     }
 }

@@ -62,7 +62,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 pub fn json(text: &str) -> Cow<'_, str> {
     // The C0 controls outside strings are the document's own whitespace.
     let raw = |c: char| unsafe_char(c) && c >= '\x7f';
-    if !text.chars().any(raw) {
+    if !has_raw(text, raw) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -75,6 +75,38 @@ pub fn json(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `text` has a character `raw` holds for, among those at or above DEL. A document of
+/// megabytes is nearly all ASCII: it is tested 32 bytes at a time (the largest byte of a block,
+/// which compiles to vector instructions), and characters are decoded only in blocks that hold a
+/// byte at or above DEL.
+fn has_raw(text: &str, raw: impl Fn(char) -> bool) -> bool {
+    const BLOCK: usize = 32;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = (at + BLOCK).min(bytes.len());
+        if bytes[at..end].iter().fold(0, |m, &b| m.max(b)) < 0x7f {
+            at = end;
+            continue;
+        }
+        // Back to the start of the character the block starts inside, then decode to the end of
+        // the one it ends inside.
+        let mut from = at;
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = end;
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        if text[from..to].chars().any(&raw) {
+            return true;
+        }
+        at = to;
+    }
+    false
 }
 
 /// A cell of a CSV table: escaped as [`one_line`], and one that a spreadsheet would evaluate as a
@@ -112,6 +144,21 @@ mod tests {
         assert_eq!(one_line("\u{9b}31m"), "\\x9b31m");
         assert_eq!(one_line("del\x7f"), "del\\x7f");
         assert_eq!(printable("a\tb\nc\x1b]0;title\x07\n"), "a\tb\nc\\x1b]0;title\\x07\n");
+    }
+
+    #[test]
+    fn the_block_test_finds_what_decoding_every_character_finds() {
+        let raw = |c: char| unsafe_char(c) && c >= '\x7f';
+        // Each character at each offset across two 32-byte blocks, among ASCII and harmless
+        // multibyte characters (µ, €, an emoji) that straddle the block edges.
+        for special in ['\x7f', '\u{9b}', '\u{202e}', '\u{2066}', '\u{200f}', 'µ', '€', '😀', 'a'] {
+            for pad in ["", "µ", "€€", "😀"] {
+                for at in 0..70 {
+                    let text = format!("{}{pad}{special}{}", "x".repeat(at), "y".repeat(40));
+                    assert_eq!(has_raw(&text, raw), text.chars().any(raw), "{text:?}");
+                }
+            }
+        }
     }
 
     #[test]

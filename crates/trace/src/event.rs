@@ -98,6 +98,10 @@ enum Role {
 fn role_of(cat: &str) -> Role {
     // Categories are short; compare case-insensitively without allocating.
     let eq = |s: &str| cat.eq_ignore_ascii_case(s);
+    // Most events are runtime calls and CPU ops: their lengths rule out every category here.
+    if !matches!(cat.len(), 6 | 10 | 15 | 19) {
+        return Role::Other;
+    }
     if eq("kernel") {
         Role::Gpu(ActivityKind::Kernel)
     } else if eq("gpu_memcpy") || eq("memcpy") {
@@ -291,12 +295,19 @@ fn first_bytes<'s>(s: &'s str, max: usize, cut: &mut u64) -> &'s str {
     &s[..end]
 }
 
-/// Adds a record, failing instead of aborting when memory for it runs out.
+/// Adds a record, failing instead of aborting when memory for it runs out, and stopping at the
+/// memory budget before the list grows past the records' share of it.
 #[inline]
-fn keep<T>(list: &mut Vec<T>, record: T) -> Option<()> {
-    room(list)?;
+fn keep<T>(list: &mut Vec<T>, record: T, budget: u64) -> Result<(), Stopped> {
+    if list.len() == list.capacity() {
+        let more = list.capacity().max(64) * std::mem::size_of::<T>();
+        if crate::memory::would_pass(budget, more) {
+            return Err(Stopped::Cap(Cap::Memory));
+        }
+        room(list).ok_or(Stopped::Memory)?;
+    }
     list.push(record);
-    Some(())
+    Ok(())
 }
 
 impl TimelineBuilder {
@@ -316,6 +327,8 @@ impl TimelineBuilder {
         let mut b = Self { timeline, limits, ..Self::default() };
         if b.timeline.events > limits.max_events {
             b.stop(Stopped::Cap(Cap::Events));
+        } else if crate::memory::would_pass(limits.max_memory_bytes, 0) {
+            b.stop(Stopped::Cap(Cap::Memory));
         } else if b.timeline.strings.len() as u64 > limits.max_names {
             b.stop(Stopped::Cap(Cap::Names));
         }
@@ -367,28 +380,30 @@ impl TimelineBuilder {
         if !self.count() {
             return;
         }
-        if self.push_complete(ev).is_none() {
-            self.stop(Stopped::Memory);
+        if let Err(why) = self.push_complete(ev) {
+            self.stop(why);
         }
         if self.timeline.strings.len() as u64 > self.limits.max_names {
             self.stop(Stopped::Cap(Cap::Names));
         }
     }
 
-    /// [`TimelineBuilder::push`] of a counted complete event; `None` when memory ran out.
+    /// [`TimelineBuilder::push`] of a counted complete event; an error when memory ran out or
+    /// the budget would be passed.
     #[inline]
-    fn push_complete(&mut self, ev: &RawEvent<'_>) -> Option<()> {
+    fn push_complete(&mut self, ev: &RawEvent<'_>) -> Result<(), Stopped> {
+        let budget = self.limits.max_memory_bytes;
         let max = usize::try_from(self.limits.max_name_bytes).unwrap_or(usize::MAX);
         let t = &mut self.timeline;
         let Some(start) = time_ns(&ev.ts) else {
             t.skipped.missing_ts += 1;
-            return Some(());
+            return Ok(());
         };
         // Both within ±2^61, so the sum cannot overflow; an end beyond the range is unusable too.
         let end = time_ns(&ev.dur).filter(|d| *d >= 0).map(|d| start + d).filter(|e| *e <= MAX_TIME_NS);
         let Some(end) = end else {
             t.skipped.bad_dur += 1;
-            return Some(());
+            return Ok(());
         };
         let role = ev.cat.as_deref().map_or(Role::Other, role_of);
         let name = first_bytes(ev.name.as_deref().unwrap_or(""), max, &mut t.names_cut);
@@ -400,39 +415,41 @@ impl TimelineBuilder {
                 let device = device_label(&mut t.names_cut);
                 let stream = ev.stream.label().or(ev.tid.label()).unwrap_or("?");
                 let stream = canonical_label(first_bytes(stream, max, &mut t.names_cut));
-                let rec = GpuActivity {
-                    device: intern_again(&mut t.strings, &mut self.last_device, &device)?,
-                    stream: intern_again(&mut t.strings, &mut self.last_stream, &stream)?,
-                    name: t.strings.try_intern(name)?,
+                let rec = GpuActivity::new(
+                    intern_again(&mut t.strings, &mut self.last_device, &device).ok_or(Stopped::Memory)?,
+                    intern_again(&mut t.strings, &mut self.last_stream, &stream).ok_or(Stopped::Memory)?,
+                    t.strings.try_intern(name).ok_or(Stopped::Memory)?,
                     start,
                     end,
-                    correlation: ev.correlation.as_u64(),
+                    ev.correlation.as_u64(),
                     kind,
-                };
-                keep(&mut t.activities, rec)?;
+                );
+                keep(&mut t.activities, rec, budget)?;
             }
             Role::HostAnnotation | Role::GpuAnnotation => {
                 let device = match role {
-                    Role::GpuAnnotation => Some(t.strings.try_intern(&device_label(&mut t.names_cut))?),
+                    Role::GpuAnnotation => {
+                        Some(t.strings.try_intern(&device_label(&mut t.names_cut)).ok_or(Stopped::Memory)?)
+                    }
                     _ => None,
                 };
-                let name = t.strings.try_intern(name)?;
-                keep(&mut t.annotations, Annotation { name, device, start, end })?;
+                let name = t.strings.try_intern(name).ok_or(Stopped::Memory)?;
+                keep(&mut t.annotations, Annotation { name, device, start, end }, budget)?;
             }
             Role::Other => {
                 if let Some(correlation) = ev.correlation.as_u64() {
-                    keep(&mut t.host_calls, HostCall { start, end, correlation })?;
+                    keep(&mut t.host_calls, HostCall { start, end, correlation }, budget)?;
                 }
                 if let Some(api) = graph_launch_api(name) {
                     let thread = first_bytes(ev.tid.label().unwrap_or("?"), max, &mut t.names_cut);
-                    let thread = t.strings.try_intern(&canonical_label(thread))?;
+                    let thread = t.strings.try_intern(&canonical_label(thread)).ok_or(Stopped::Memory)?;
                     let launch =
                         GraphLaunch { api, thread, start, end, correlation: ev.correlation.as_u64() };
-                    keep(&mut t.launches, launch)?;
+                    keep(&mut t.launches, launch, budget)?;
                 }
             }
         }
-        Some(())
+        Ok(())
     }
 
     /// Counts an event whose `ph` is not `X` (flows, instants, metadata): of those only the

@@ -35,6 +35,7 @@ pub fn gzip_first_crc_unchecked(raw: impl std::io::BufRead) -> impl std::io::Rea
 mod gunzip;
 pub mod input;
 pub mod limits;
+pub mod memory;
 mod simple;
 pub mod splice;
 mod spread;

@@ -27,6 +27,9 @@ pub struct Limits {
     /// Bytes of one name or label kept (kernels, spans, devices, streams, threads): a longer one
     /// is cut to its first bytes, on a character's boundary, and counted.
     pub max_name_bytes: u64,
+    /// Bytes of memory for the records and the analysis of one trace: the records may take half
+    /// ([`crate::memory`]), counted as heap in use where the program counts it.
+    pub max_memory_bytes: u64,
 }
 
 impl Limits {
@@ -47,6 +50,9 @@ impl Limits {
     /// - 64 KiB of one name: a name is a label; the longest real kernel names (templated GEMMs)
     ///   are a few KB. Every copy the analysis and the reports make of a name then costs at most
     ///   this, whatever the trace holds.
+    /// - 1 GiB of memory: the records take 40 bytes per GPU activity, so half of it holds 13
+    ///   million, a Kineto trace of about 12 GB; a gzip bomb of small valid events is stopped
+    ///   within it, whatever the machine. Larger traces need the flag.
     pub const DEFAULT: Limits = Limits {
         max_inflated_bytes: 64 << 30,
         max_event_bytes: 1 << 30,
@@ -56,6 +62,7 @@ impl Limits {
         max_names: 10_000_000,
         max_context_bytes: 4 << 20,
         max_name_bytes: 64 << 10,
+        max_memory_bytes: 1 << 30,
     };
 
     /// String ids are 31 bits (the interner marks entries with the 32nd): no cap can allow more.
@@ -85,6 +92,8 @@ pub enum Cap {
     Names,
     /// [`Limits::max_context_bytes`].
     Context,
+    /// [`Limits::max_memory_bytes`].
+    Memory,
 }
 
 impl Cap {
@@ -98,6 +107,7 @@ impl Cap {
             Cap::Streams => "--max-streams N",
             Cap::Names => "--max-names N",
             Cap::Context => "--max-context-mib N",
+            Cap::Memory => "--max-memory-mib N",
         }
     }
 
@@ -111,6 +121,7 @@ impl Cap {
             Cap::Streams => "max_streams",
             Cap::Names => "max_names",
             Cap::Context => "max_context_mib",
+            Cap::Memory => "max_memory_mib",
         }
     }
 
@@ -126,6 +137,9 @@ impl Cap {
             Cap::Names => format!("more than {} distinct names and labels", limits.max_names),
             Cap::Context => {
                 format!("a launchguard context event larger than {}", mib(limits.max_context_bytes))
+            }
+            Cap::Memory => {
+                format!("records and analysis needing more than {} of memory", mib(limits.max_memory_bytes))
             }
         }
     }

@@ -269,6 +269,7 @@ fn each_cap_stops_with_its_flag_and_key() {
         max_names: 50,
         max_context_bytes: 100,
         max_name_bytes: 64 << 10,
+        max_memory_bytes: Limits::DEFAULT.max_memory_bytes,
     };
     let cap = |e: &str, cap: Cap| {
         assert!(e.contains(&format!("({} or [input] {} raises the cap)", cap.flag(), cap.key())), "{e}");

@@ -96,15 +96,7 @@ mod tests {
     use crate::timeline::ActivityKind;
 
     fn activity(device: u32, stream: u32) -> GpuActivity {
-        GpuActivity {
-            device,
-            stream,
-            name: 0,
-            start: 0,
-            end: 1,
-            correlation: None,
-            kind: ActivityKind::Kernel,
-        }
+        GpuActivity::new(device, stream, 0, 0, 1, None, ActivityKind::Kernel)
     }
 
     /// The answer counted by hand from the whole list, in order: the first activity at which the

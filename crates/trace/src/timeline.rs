@@ -189,22 +189,59 @@ pub enum ActivityKind {
 }
 
 /// One GPU activity: a complete event whose category is a kernel, copy or fill.
+///
+/// 40 bytes: serving traces hold tens of millions of these, and the records are most of what a
+/// read keeps. The correlation id is stored with its presence beside it rather than as an
+/// `Option<u64>` (16 bytes): read it with [`GpuActivity::correlation`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuActivity {
+    /// Start, absolute trace nanoseconds.
+    pub start: i64,
+    /// End (start + dur), nanoseconds.
+    pub end: i64,
+    /// `args.correlation`, when `has_correlation` (0 otherwise, so that equal records compare equal).
+    pub(crate) correlation: u64,
     /// Device label id (`args.device`, else `pid`) in [`Timeline::strings`].
     pub device: u32,
     /// Stream label id (`args.stream`, else `tid`) in [`Timeline::strings`].
     pub stream: u32,
     /// Kernel or copy name id in [`Timeline::strings`].
     pub name: u32,
-    /// Start, absolute trace nanoseconds.
-    pub start: i64,
-    /// End (start + dur), nanoseconds.
-    pub end: i64,
-    /// The runtime call that started it (`args.correlation`).
-    pub correlation: Option<u64>,
     /// Kernel, copy or fill.
     pub kind: ActivityKind,
+    pub(crate) has_correlation: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<GpuActivity>() <= 40);
+
+impl GpuActivity {
+    /// A record of these fields.
+    pub fn new(
+        device: u32,
+        stream: u32,
+        name: u32,
+        start: i64,
+        end: i64,
+        correlation: Option<u64>,
+        kind: ActivityKind,
+    ) -> Self {
+        GpuActivity {
+            start,
+            end,
+            correlation: correlation.unwrap_or(0),
+            device,
+            stream,
+            name,
+            kind,
+            has_correlation: correlation.is_some(),
+        }
+    }
+
+    /// The runtime call that started it (`args.correlation`).
+    #[inline]
+    pub fn correlation(&self) -> Option<u64> {
+        self.has_correlation.then_some(self.correlation)
+    }
 }
 
 /// The graph-launch API a runtime call belongs to.
@@ -376,7 +413,7 @@ impl Timeline {
                 s(a.name),
                 a.start,
                 a.end,
-                a.correlation,
+                a.correlation(),
                 a.kind
             );
         }

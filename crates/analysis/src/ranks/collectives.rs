@@ -121,7 +121,7 @@ pub(super) fn rank_data(trace: &Trace, rank: u64) -> RankData {
     }
     let mut outside = Vec::new();
     for (i, (a, act)) in t.activities.iter().zip(&acts).enumerate() {
-        let replay = a.correlation.and_then(|c| by_correlation.get(&c)).map(|&r| &mut replays[r]);
+        let replay = a.correlation().and_then(|c| by_correlation.get(&c)).map(|&r| &mut replays[r]);
         let collective = act.kind == Some(CollectiveKind::Collective);
         match replay {
             Some(r) => {

@@ -360,15 +360,7 @@ mod tests {
         for &(name, stream, start, end) in kernels {
             let (name, stream) = (t.strings.intern(name), t.strings.intern(stream));
             let kind = ActivityKind::Kernel;
-            t.activities.push(GpuActivity {
-                device,
-                stream,
-                name,
-                start,
-                end,
-                correlation: Some(corr),
-                kind,
-            });
+            t.activities.push(GpuActivity::new(device, stream, name, start, end, Some(corr), kind));
         }
         let thread = t.strings.intern("1");
         t.launches.push(GraphLaunch {
