@@ -418,6 +418,11 @@ fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, gap_us: f64) -> Figu
             intervals::gaps(&busy, &[(lo, hi)]).iter().for_each(|(s, e)| gaps.add(e - s));
             (lo, hi - lo, intervals::total(&busy))
         }
+        // One window (the steady state, a --within range) over a stream in order: one pass.
+        Some(&[w]) if intervals::sorted_by_start(spans()) => {
+            let busy_ns = intervals::sweep_within(spans(), w, |len| gaps.add(len));
+            (w.0, w.1 - w.0, busy_ns)
+        }
         Some(w) => {
             let busy = intervals::intersect(&intervals::union(spans().collect()), w);
             intervals::gaps(&busy, w).iter().for_each(|(s, e)| gaps.add(e - s));
@@ -461,7 +466,7 @@ impl GapStats {
         self.count += 1;
         self.over_threshold += (len_ns > self.threshold_ns) as u64;
         self.max_ns = self.max_ns.max(len_ns);
-        self.buckets[intervals::bucket(len_ns, &GAP_BUCKETS_US)] += 1;
+        self.buckets[intervals::gap_bucket(len_ns)] += 1;
     }
 
     fn finish(self) -> Gaps {

@@ -83,6 +83,17 @@ pub fn sweep(spans: impl IntoIterator<Item = Span>, mut gap: impl FnMut(i64)) ->
     Sweep { window: (lo, hi), busy_ns }
 }
 
+/// [`sweep`] inside one window `[ws, we)`: spans sorted by start, clipped to the window, the gaps
+/// measured from the window's start and to its end. Returns the busy time. One pass and no
+/// lists, where the union, its intersection with the window and their gaps took three lists.
+pub fn sweep_within(spans: impl IntoIterator<Item = Span>, (ws, we): Span, gap: impl FnMut(i64)) -> i64 {
+    // Clipping keeps the order of starts; the empty spans at the window's edges set its ends and
+    // cover nothing.
+    let clipped = spans.into_iter().map(|(s, e)| (s.clamp(ws, we), e.clamp(ws, we)));
+    let edges = std::iter::once((ws, ws)).chain(clipped).chain(std::iter::once((we, we)));
+    sweep(edges, gap).busy_ns
+}
+
 /// Total length of disjoint spans.
 pub fn total(spans: &[Span]) -> i64 {
     spans.iter().map(|(s, e)| e - s).sum()
@@ -136,6 +147,25 @@ pub fn gaps(busy: &[Span], windows: &[Span]) -> Vec<Span> {
 /// [1000,10000) [10000,∞)`. Chosen around the 100 µs gap threshold and the 0.1–10 ms range where
 /// launch stalls show.
 pub const GAP_BUCKETS_US: [f64; 7] = [0.0, 10.0, 50.0, 100.0, 500.0, 1000.0, 10000.0];
+
+/// [`GAP_BUCKETS_US`] in nanoseconds. Whole microseconds: a length in ns is at or past an edge
+/// exactly when its value in µs (as [`bucket`] computes it, a correctly rounded quotient) is.
+const GAP_BUCKETS_NS: [i64; GAP_BUCKETS_US.len()] = {
+    let mut ns = [0; GAP_BUCKETS_US.len()];
+    let mut i = 0;
+    while i < ns.len() {
+        ns[i] = GAP_BUCKETS_US[i] as i64 * 1000;
+        i += 1;
+    }
+    ns
+};
+
+/// [`bucket`] of a gap length over [`GAP_BUCKETS_US`], counted in integers without a branch:
+/// every idle gap of a trace goes through it (hundreds of thousands on a large one).
+#[inline]
+pub fn gap_bucket(len_ns: i64) -> usize {
+    GAP_BUCKETS_NS[1..].iter().map(|&edge| (len_ns >= edge) as usize).sum()
+}
 
 /// Counts lengths (ns) into buckets whose lower edges (µs) are `edges`; the last bucket is open.
 pub fn histogram(lengths_ns: impl IntoIterator<Item = i64>, edges_us: &[f64]) -> Vec<u64> {
@@ -215,12 +245,52 @@ mod tests {
     }
 
     #[test]
+    fn the_integer_gap_bucket_is_the_microsecond_one() {
+        assert!(GAP_BUCKETS_US.iter().all(|&e| e.fract() == 0.0 && e >= 0.0), "whole µs edges");
+        for &edge in &GAP_BUCKETS_NS {
+            for len in [edge - 1, edge, edge + 1, edge.max(1) * 3 / 2] {
+                assert_eq!(gap_bucket(len), bucket(len, &GAP_BUCKETS_US), "{len} ns");
+            }
+        }
+        for len in (0..20_000_000).step_by(997) {
+            assert_eq!(gap_bucket(len), bucket(len, &GAP_BUCKETS_US), "{len} ns");
+        }
+    }
+
+    #[test]
     fn histogram_buckets() {
         let h = histogram([5_000, 10_000, 99_999, 100_000, 150_000, 20_000_000], &GAP_BUCKETS_US);
         assert_eq!(h, vec![1, 1, 1, 2, 0, 0, 1]);
     }
 
     proptest::proptest! {
+        #[test]
+        fn the_sweep_within_a_window_is_the_union_cut_to_it_and_its_gaps(
+            spans in proptest::collection::vec((0i64..300, 0i64..40), 0..40),
+            window in (0i64..340, 0i64..200),
+        ) {
+            let mut spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            spans.sort_unstable();
+            let (ws, we) = (window.0, window.0 + window.1);
+            let mut lengths = Vec::new();
+            let busy_ns = sweep_within(spans.iter().copied(), (ws, we), |len| lengths.push(len));
+            // Naive, point by point inside the window.
+            let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
+            let mut want_gaps = Vec::new();
+            let mut run = 0;
+            for t in ws..we {
+                if busy(t) {
+                    if run > 0 { want_gaps.push(run); }
+                    run = 0;
+                } else {
+                    run += 1;
+                }
+            }
+            if run > 0 { want_gaps.push(run); }
+            proptest::prop_assert_eq!(busy_ns, (ws..we).filter(|&t| busy(t)).count() as i64);
+            proptest::prop_assert_eq!(lengths, want_gaps);
+        }
+
         #[test]
         fn busy_plus_idle_is_window(spans in proptest::collection::vec((0i64..1000, 0i64..100), 1..50)) {
             let spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();

@@ -18,7 +18,9 @@ pub(crate) fn join(into: &mut Timeline, mut parts: Vec<Timeline>) {
             (0..part.strings.len() as u32).map(|id| into.strings.intern(part.strings.get(id))).collect()
         })
         .collect();
-    into.activities.reserve_exact(parts.iter().map(|p| p.activities.len()).sum());
+    // Amortized: `gzip_par` joins a few parts at a time, and an exact size each time would move
+    // the list (and leave the old one as free heap) at every join.
+    into.activities.reserve(parts.iter().map(|p| p.activities.len()).sum());
     for (part, ids) in parts.iter_mut().zip(&ids) {
         let id = |old: u32| ids[old as usize];
         let acts = std::mem::take(&mut part.activities);
