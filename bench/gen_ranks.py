@@ -14,23 +14,39 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-INFO = re.compile(rb'("distributedInfo": \{[^{}]*\})')
+# Its members nest (pg_config is a list of objects): the rank and world size are the first of
+# their names after the opening, within a few KB.
+INFO = re.compile(rb'"distributedInfo": \{.{0,4096}?"world_size": \d+', re.S)
 
 
 def set_rank(path, rank, world):
-    """Rewrites the distributedInfo of the file's footer (the last 64 KB) in place."""
+    """Rewrites the distributedInfo of the file: Kineto writes it among the keys before the events
+    (the first 64 KB), older files after them (the last 64 KB)."""
+
+    def rewritten(m):
+        info = re.sub(rb'"rank": \d+', b'"rank": %d' % rank, m.group(0), count=1)
+        return re.sub(rb'"world_size": \d+', b'"world_size": %d' % world, info, count=1)
+
     size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    m = INFO.search(head)
+    if m:
+        # The text may change length: the file is written anew behind the rewritten head.
+        with open(path, "rb") as f, open(path + ".tmp", "wb") as out:
+            f.seek(len(head))
+            out.write(head[: m.start()] + rewritten(m) + head[m.end():])
+            shutil.copyfileobj(f, out, 1 << 24)
+        os.replace(path + ".tmp", path)
+        return
     with open(path, "r+b") as f:
         start = max(0, size - 65536)
         f.seek(start)
         tail = f.read()
         m = INFO.search(tail)
         if not m:
-            sys.exit(f"{path}: no distributedInfo in its footer")
-        info = m.group(1)
-        info = re.sub(rb'"rank": \d+', b'"rank": %d' % rank, info)
-        info = re.sub(rb'"world_size": \d+', b'"world_size": %d' % world, info)
-        tail = tail[: m.start()] + info + tail[m.end():]
+            sys.exit(f"{path}: no distributedInfo in its first or last 64 KB")
+        tail = tail[: m.start()] + rewritten(m) + tail[m.end():]
         f.seek(start)
         f.write(tail)
         f.truncate()
