@@ -99,6 +99,8 @@ pub fn read_with(path: &Path, parser: Parser) -> Result<Trace, TraceError> {
 
 /// Reads a trace (`-`: standard input, streamed) with a chosen parser, within `limits`.
 pub fn read_limited(path: &Path, parser: Parser, limits: &Limits) -> Result<Trace, TraceError> {
+    // The memory budget is for what this read adds to the heap.
+    let _side = memory::Side::start();
     match formats::detect(path, limits)? {
         formats::Format::Kineto => {}
         other => return formats::read(path, other, limits),

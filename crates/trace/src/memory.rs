@@ -64,21 +64,87 @@ pub fn heap_in_use() -> Option<usize> {
     (n > 0).then_some(n)
 }
 
-/// The share of the budget the records of a read may take: the analysis that follows needs
-/// lists of its own (per device, per kernel name, the busy time), up to about as much again.
-pub(crate) fn records_share(budget: u64) -> u64 {
-    budget / 2
+/// Bytes of the heap that hold text being parsed ([`TextHeld`]).
+static TEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The buffer of text a streaming reader holds: bounded by the cap on one event
+/// (`--max-event-mib`), not by the memory budget, which is the records' and the analysis's.
+#[derive(Debug, Default)]
+pub(crate) struct TextHeld(usize);
+
+impl TextHeld {
+    /// The buffer now holds `bytes` (its capacity).
+    pub(crate) fn set(&mut self, bytes: usize) {
+        if bytes >= self.0 {
+            TEXT.fetch_add(bytes - self.0, Relaxed);
+        } else {
+            TEXT.fetch_sub(self.0 - bytes, Relaxed);
+        }
+        self.0 = bytes;
+    }
+}
+
+impl Drop for TextHeld {
+    fn drop(&mut self) {
+        TEXT.fetch_sub(self.0, Relaxed);
+    }
+}
+
+/// Heap in use less the text held: what counts against the budget.
+fn counted() -> Option<usize> {
+    heap_in_use().map(|n| n.saturating_sub(TEXT.load(Relaxed)))
+}
+
+/// The heap counted when each read in flight began ([`Side`]).
+static READS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// One read in flight. Its budget is for what it adds to the heap: what the process held when it
+/// began (the results of ranks already measured, another command's data) is not its own. Reads
+/// side by side (the ranks of a run, on all cores) each have a budget; the heap added since the
+/// oldest of them began is held to their shares together.
+#[derive(Debug)]
+pub struct Side(usize);
+
+impl Side {
+    /// Counts a read in flight until dropped.
+    pub fn start() -> Self {
+        let base = counted().unwrap_or(0);
+        READS.lock().unwrap_or_else(|e| e.into_inner()).push(base);
+        Side(base)
+    }
+}
+
+impl Drop for Side {
+    fn drop(&mut self) {
+        let mut reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = reads.iter().position(|&b| b == self.0) {
+            reads.swap_remove(k);
+        }
+    }
+}
+
+/// The records' share of `budget` for the reads in flight, and the heap counted when the oldest
+/// began: the analysis that follows a read needs lists of its own (per device, per kernel name,
+/// the busy time), up to about as much again as the records, so these get half.
+fn share(budget: u64) -> (u64, usize) {
+    let reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+    let base = reads.iter().copied().min().unwrap_or(0);
+    ((budget / 2).saturating_mul(reads.len().max(1) as u64), base)
 }
 
 /// Whether `more` bytes on top of the heap in use would pass the records' share of `budget`.
 #[inline]
 pub(crate) fn would_pass(budget: u64, more: usize) -> bool {
-    heap_in_use().is_some_and(|n| (n as u64).saturating_add(more as u64) > records_share(budget))
+    let Some(n) = counted() else { return false };
+    let (share, base) = share(budget);
+    (n.saturating_sub(base) as u64).saturating_add(more as u64) > share
 }
 
 /// Bytes the records may still grow by within their share of `budget`; `None` where the heap is
 /// not counted.
 #[inline]
 pub(crate) fn room_left(budget: u64) -> Option<u64> {
-    heap_in_use().map(|n| records_share(budget).saturating_sub(n as u64))
+    let n = counted()?;
+    let (share, base) = share(budget);
+    Some(share.saturating_sub(n.saturating_sub(base) as u64))
 }

@@ -55,6 +55,7 @@ pub(crate) fn parse_stream(
     let thread = std::thread::spawn(move || decompress(reader, block, tx, recycle_rx));
     let mut w = Window {
         buf: Vec::new(),
+        held: Default::default(),
         place: Place::default(),
         drained: 0,
         rx,
@@ -128,6 +129,8 @@ fn decompress(
 /// The bytes from the element being read on.
 struct Window {
     buf: Vec<u8>,
+    /// `buf`'s bytes, told to the memory budget as text, not records.
+    held: crate::memory::TextHeld,
     /// Lines and column at `buf[0]`.
     place: Place,
     /// Bytes of text before `buf[0]`.
@@ -152,6 +155,7 @@ impl Window {
                 Ok(Ok(block)) => {
                     self.buf.try_reserve(block.len()).map_err(|_| Stopped::Memory)?;
                     self.buf.extend_from_slice(&block);
+                    self.held.set(self.buf.capacity());
                     let _ = self.recycle.try_send(block);
                 }
                 Ok(Err(e)) => {
@@ -190,6 +194,7 @@ impl Window {
     /// The document ended at `end`: the rest of the stream must be whitespace.
     fn finish(&mut self, end: usize, saw_events: bool) -> tail::Outcome {
         let head = self.buf.split_off(end);
+        self.held.set(self.buf.capacity() + head.capacity());
         let at = self.drained + end as u64;
         tail::check_rest(&head, at, &mut self.rest())?;
         Ok(saw_events)
