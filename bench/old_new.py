@@ -18,7 +18,9 @@ import os
 import statistics
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import run_once  # noqa: E402
 
 
 def text_bytes(path):
@@ -33,16 +35,9 @@ def text_bytes(path):
 
 
 def once(cmd, cpus):
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as null:
-        proc = subprocess.Popen(cmd, stdout=null, stderr=null,
-                                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        sys.exit(f"old_new: {cmd} exited {code}")
-    return wall, usage.ru_maxrss * 1024
+    """Wall seconds and peak RSS (bytes) of one run: bench/measure.py's measurement."""
+    wall, _, rss_kib = run_once(cmd, cpus)
+    return wall, rss_kib * 1024
 
 
 def events(lg, path):

@@ -263,6 +263,28 @@ mod tests {
         assert_eq!(h, vec![1, 1, 1, 2, 0, 0, 1]);
     }
 
+    /// The oracle of the sweeps, point by point over `[lo, hi)`: the busy points, and the lengths
+    /// of the runs of idle points in order.
+    fn point_by_point(spans: &[Span], lo: i64, hi: i64) -> (i64, Vec<i64>) {
+        let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
+        let mut gaps = Vec::new();
+        let mut run = 0;
+        for t in lo..hi {
+            if busy(t) {
+                if run > 0 {
+                    gaps.push(run);
+                }
+                run = 0;
+            } else {
+                run += 1;
+            }
+        }
+        if run > 0 {
+            gaps.push(run);
+        }
+        ((lo..hi).filter(|&t| busy(t)).count() as i64, gaps)
+    }
+
     proptest::proptest! {
         #[test]
         fn the_sweep_within_a_window_is_the_union_cut_to_it_and_its_gaps(
@@ -274,20 +296,8 @@ mod tests {
             let (ws, we) = (window.0, window.0 + window.1);
             let mut lengths = Vec::new();
             let busy_ns = sweep_within(spans.iter().copied(), (ws, we), |len| lengths.push(len));
-            // Naive, point by point inside the window.
-            let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
-            let mut want_gaps = Vec::new();
-            let mut run = 0;
-            for t in ws..we {
-                if busy(t) {
-                    if run > 0 { want_gaps.push(run); }
-                    run = 0;
-                } else {
-                    run += 1;
-                }
-            }
-            if run > 0 { want_gaps.push(run); }
-            proptest::prop_assert_eq!(busy_ns, (ws..we).filter(|&t| busy(t)).count() as i64);
+            let (want_busy, want_gaps) = point_by_point(&spans, ws, we);
+            proptest::prop_assert_eq!(busy_ns, want_busy);
             proptest::prop_assert_eq!(lengths, want_gaps);
         }
 
@@ -323,20 +333,9 @@ mod tests {
                 (Some(lo), Some(hi)) => (lo, hi),
                 _ => (0, 0),
             };
-            let busy = |t: i64| spans.iter().any(|&(s, e)| s <= t && t < e);
-            let mut want_gaps = Vec::new();
-            let mut run = 0;
-            for t in lo..hi {
-                if busy(t) {
-                    if run > 0 { want_gaps.push(run); }
-                    run = 0;
-                } else {
-                    run += 1;
-                }
-            }
-            if run > 0 { want_gaps.push(run); }
+            let (want_busy, want_gaps) = point_by_point(&spans, lo, hi);
             proptest::prop_assert_eq!(sw.window, (lo, hi));
-            proptest::prop_assert_eq!(sw.busy_ns, (lo..hi).filter(|&t| busy(t)).count() as i64);
+            proptest::prop_assert_eq!(sw.busy_ns, want_busy);
             proptest::prop_assert_eq!(lengths, want_gaps);
         }
     }
