@@ -589,8 +589,9 @@ fn stream_figures(
 }
 
 /// Each device's steady-state figures (in the order of `devices`): over the span from the first
-/// replay's first GPU activity on it to the last replay's last one. What lies before (an idle prefix while the
-/// server waited for requests, warm-up work) is reported beside, not measured as occupancy.
+/// replay's first GPU activity on it to the last replay's last one. What lies before (an idle
+/// prefix while the server waited for requests, warm-up work) is reported beside, not measured
+/// as occupancy.
 fn steady_figures(
     t: &Timeline,
     devices: &[(Device, DeviceActs<'_>)],

@@ -1,9 +1,10 @@
 //! The heap a read holds, against its memory budget ([`crate::Limits::max_memory_bytes`]).
 //!
 //! The program installs [`Counting`] as its global allocator; every allocation then adds to one
-//! counter of bytes in use. The reader compares that counter with the budget each time a list of
-//! records must grow, and stops with a one-line error naming `--max-memory-mib` before the
-//! records pass their share, rather than growing until the machine aborts the process. Where
+//! counter of bytes in use. Each read ([`Side`]) compares what it added to that counter with its
+//! budget each time a list of records must grow (the text a streaming reader holds aside,
+//! bounded by `--max-event-mib`), and stops with a one-line error naming `--max-memory-mib`
+//! before the records pass their share, rather than growing until the machine aborts the process. Where
 //! [`Counting`] is not installed (a library user's program) the counter stays at zero and only
 //! the other caps apply.
 
