@@ -11,6 +11,7 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
 
 use launchguard_trace::{GpuActivity, Timeline, Trace};
+use rayon::prelude::*;
 use regex::Regex;
 
 use crate::context::WorkloadContext;
@@ -155,18 +156,16 @@ pub fn analyze_timeline(
         }
         None => None,
     };
-    // Independent halves, on two cores: on traces of hundreds of MB each takes tens of ms.
-    let (mut devices, (launches, replays, replay_summary, work, damage)) = std::thread::scope(|s| {
-        let replays = s.spawn(|| launches_and_replays(t, windows.as_ref()));
-        let devices = device_figures(t, windows.as_ref(), opts.gap_us);
-        (devices, replays.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+    // Independent halves, side by side; each spreads its passes over all cores.
+    let (mut devices, (launches, replays, replay_summary, work, damage)) = rayon::join(
+        || device_figures(t, windows.as_ref(), opts.gap_us),
+        || launches_and_replays(t, windows.as_ref()),
+    );
     // Independent again: the steady state per device beside the kernel table.
-    let (steady, kernels) = std::thread::scope(|s| {
-        let kernels = s.spawn(|| kernel_table(t, &devices, &replays, opts.kernel_positions));
-        let steady = steady_figures(t, &devices, &work, opts.gap_us);
-        (steady, kernels.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+    let (steady, kernels) = rayon::join(
+        || steady_figures(t, &devices, &work, opts.gap_us),
+        || kernel_table(t, &devices, &replays, opts.kernel_positions),
+    );
     for ((d, _), steady) in devices.iter_mut().zip(steady) {
         d.steady = steady;
     }
@@ -403,31 +402,41 @@ pub fn device_windows(windows: &Windows, device: u32) -> &[Span] {
 }
 
 fn figures(acts: &[&GpuActivity], windows: Option<&[Span]>, gap_us: f64) -> Figures {
+    // Kineto writes a stream's activities in order: one pass over them on all cores, no lists,
+    // over the whole extent or one window (the steady state, a --within range).
+    let in_order = |window| {
+        let swept = intervals::sweep_parts(
+            acts,
+            |a| (a.start, a.end),
+            window,
+            intervals::PART,
+            || GapStats::new(gap_us),
+            GapStats::add,
+        );
+        swept.map(|(sweep, parts)| (sweep, parts.into_iter().fold(GapStats::new(gap_us), GapStats::merged)))
+    };
     let spans = || acts.iter().map(|a| (a.start, a.end));
-    let mut gaps = GapStats::new(gap_us);
-    let (window_start, window, busy_ns) = match windows {
-        // Kineto writes a stream's activities in order: one pass, no lists.
-        None if intervals::sorted_by_start(spans()) => {
-            let sweep = intervals::sweep(spans(), |len| gaps.add(len));
-            (sweep.window.0, sweep.window.1 - sweep.window.0, sweep.busy_ns)
-        }
-        None => {
-            let lo = spans().map(|s| s.0).min().unwrap_or(0);
-            let hi = spans().map(|s| s.1).max().unwrap_or(0);
-            let busy = intervals::union(spans().collect());
-            intervals::gaps(&busy, &[(lo, hi)]).iter().for_each(|(s, e)| gaps.add(e - s));
-            (lo, hi - lo, intervals::total(&busy))
-        }
-        // One window (the steady state, a --within range) over a stream in order: one pass.
-        Some(&[w]) if intervals::sorted_by_start(spans()) => {
-            let busy_ns = intervals::sweep_within(spans(), w, |len| gaps.add(len));
-            (w.0, w.1 - w.0, busy_ns)
-        }
-        Some(w) => {
-            let busy = intervals::intersect(&intervals::union(spans().collect()), w);
-            intervals::gaps(&busy, w).iter().for_each(|(s, e)| gaps.add(e - s));
-            (w.first().map_or(0, |s| s.0), intervals::total(w), intervals::total(&busy))
-        }
+    let (window_start, window, busy_ns, gaps) = match windows {
+        None => match in_order(None) {
+            Some((sweep, gaps)) => (sweep.window.0, sweep.window.1 - sweep.window.0, sweep.busy_ns, gaps),
+            None => {
+                let mut gaps = GapStats::new(gap_us);
+                let lo = spans().map(|s| s.0).min().unwrap_or(0);
+                let hi = spans().map(|s| s.1).max().unwrap_or(0);
+                let busy = intervals::union(spans().collect());
+                intervals::gaps(&busy, &[(lo, hi)]).iter().for_each(|(s, e)| gaps.add(e - s));
+                (lo, hi - lo, intervals::total(&busy), gaps)
+            }
+        },
+        Some(w) => match (w.len() == 1).then(|| in_order(Some(w[0]))).flatten() {
+            Some((sweep, gaps)) => (w[0].0, w[0].1 - w[0].0, sweep.busy_ns, gaps),
+            None => {
+                let mut gaps = GapStats::new(gap_us);
+                let busy = intervals::intersect(&intervals::union(spans().collect()), w);
+                intervals::gaps(&busy, w).iter().for_each(|(s, e)| gaps.add(e - s));
+                (w.first().map_or(0, |s| s.0), intervals::total(w), intervals::total(&busy), gaps)
+            }
+        },
     };
     Figures {
         activities: acts.len() as u64,
@@ -469,6 +478,15 @@ impl GapStats {
         self.buckets[intervals::gap_bucket(len_ns)] += 1;
     }
 
+    /// Both counts together: the gaps of two parts of one sweep.
+    fn merged(mut self, other: GapStats) -> GapStats {
+        self.count += other.count;
+        self.over_threshold += other.over_threshold;
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.buckets.iter_mut().zip(other.buckets).for_each(|(b, o)| *b += o);
+        self
+    }
+
     fn finish(self) -> Gaps {
         let histogram = GAP_BUCKETS_US
             .iter()
@@ -494,13 +512,12 @@ impl GapStats {
 /// activity: on traces of hundreds of thousands of kernels that comparison dominated the analysis.
 fn group_by_label<'t>(
     t: &Timeline,
-    acts: impl IntoIterator<Item = &'t GpuActivity>,
-    label: impl Fn(&GpuActivity) -> u32,
+    acts: Vec<&'t GpuActivity>,
+    label: impl Fn(&GpuActivity) -> u32 + Sync,
 ) -> Vec<(u32, Vec<&'t GpuActivity>)> {
-    let acts: Vec<&GpuActivity> = acts.into_iter().collect();
     // One label for all (one GPU, one stream: the usual graph replay) needs no grouping.
     if let Some(first) = acts.first().map(|a| label(a)) {
-        if acts.iter().all(|a| label(a) == first) {
+        if acts.par_iter().all(|a| label(a) == first) {
             return vec![(first, acts)];
         }
     }
@@ -536,12 +553,12 @@ fn device_figures<'t>(
     windows: Option<&Windows>,
     gap_us: f64,
 ) -> Vec<(Device, DeviceActs<'t>)> {
-    group_by_label(t, &t.activities, |a| a.device)
+    group_by_label(t, t.activities.par_iter().collect(), |a| a.device)
         .into_iter()
         .filter_map(|(device, acts)| {
             let w = windows.map(|w| device_windows(w, device));
             let acts: Vec<&GpuActivity> = match w {
-                Some(w) => acts.into_iter().filter(|a| overlaps(w, a.start, a.end)).collect(),
+                Some(w) => acts.into_par_iter().filter(|a| overlaps(w, a.start, a.end)).collect(),
                 None => acts,
             };
             if acts.is_empty() {
@@ -551,8 +568,8 @@ fn device_figures<'t>(
             let windows = match w {
                 Some(w) => w.to_vec(),
                 None => {
-                    let lo = acts.iter().map(|a| a.start).min().unwrap_or(0);
-                    let hi = acts.iter().map(|a| a.end).max().unwrap_or(0);
+                    let lo = acts.par_iter().map(|a| a.start).min().unwrap_or(0);
+                    let hi = acts.par_iter().map(|a| a.end).max().unwrap_or(0);
                     vec![(lo, hi)]
                 }
             };
@@ -578,11 +595,11 @@ fn stream_figures(
     gap_us: f64,
     device: &Figures,
 ) -> Vec<Stream> {
-    if acts.iter().all(|a| a.stream == acts[0].stream) {
+    if acts.par_iter().all(|a| a.stream == acts[0].stream) {
         // A device with one stream (the usual graph replay) has that stream's figures.
         return vec![Stream { stream: t.strings.get(acts[0].stream).to_string(), figures: device.clone() }];
     }
-    group_by_label(t, acts.iter().copied(), |a| a.stream)
+    group_by_label(t, acts.to_vec(), |a| a.stream)
         .into_iter()
         .map(|(id, s)| Stream { stream: t.strings.get(id).to_string(), figures: figures(&s, w, gap_us) })
         .collect()
@@ -626,19 +643,43 @@ fn steady_figures(
                 (a.start < we && a.end > ws) || (a.start == a.end && a.start >= ws && a.start <= we)
             })
         };
-        let inside: Vec<&GpuActivity> = da.acts.iter().copied().filter(|a| within(a)).collect();
+        let inside: Vec<&GpuActivity> = da.acts.par_iter().copied().filter(|a| within(a)).collect();
         let figures = if steady == da.windows {
             // The usual profiled decode loop: nothing but replays in the trace.
             d.figures.clone()
         } else {
             figures(&inside, Some(&steady), gap_us)
         };
-        let from_replays =
-            inside.iter().filter(|a| a.correlation().is_some_and(|c| launched.contains(&c))).count();
+        // A replay's activities come one after another: the last id's answer is kept at hand.
+        let from_replays: usize = inside
+            .par_chunks(intervals::PART)
+            .map(|part| {
+                let mut last: Option<(u64, bool)> = None;
+                let mut launched_by = |c: u64| match last {
+                    Some((lc, was)) if lc == c => was,
+                    _ => {
+                        let was = launched.contains(&c);
+                        last = Some((c, was));
+                        was
+                    }
+                };
+                part.iter().filter(|a| a.correlation().is_some_and(&mut launched_by)).count()
+            })
+            .sum();
         let busy = |lo: i64, hi: i64| {
-            let spans: Vec<Span> =
-                da.acts.iter().map(|a| (a.start.max(lo), a.end.min(hi))).filter(|(a, b)| b > a).collect();
-            us(intervals::total(&intervals::union(spans)))
+            let span = |a: &&GpuActivity| (a.start, a.end);
+            match intervals::sweep_parts(&da.acts, span, Some((lo, hi)), intervals::PART, || (), |_, _| ()) {
+                Some((sweep, _)) => us(sweep.busy_ns),
+                None => {
+                    let spans: Vec<Span> = da
+                        .acts
+                        .iter()
+                        .map(|a| (a.start.max(lo), a.end.min(hi)))
+                        .filter(|(a, b)| b > a)
+                        .collect();
+                    us(intervals::total(&intervals::union(spans)))
+                }
+            }
         };
         out[k] = Some(Steady {
             figures,
@@ -660,6 +701,7 @@ fn overlaps(spans: &[Span], start: i64, end: i64) -> bool {
 }
 
 /// The GPU work that shares one correlation id.
+#[derive(Debug, Clone, PartialEq)]
 struct CorrelatedWork {
     kernels: u64,
     first: i64,
@@ -675,6 +717,39 @@ struct CorrelatedWork {
     collective_ns: i64,
 }
 
+impl CorrelatedWork {
+    /// Nothing yet, placed where activity `a` is.
+    fn first(a: &GpuActivity) -> CorrelatedWork {
+        CorrelatedWork {
+            kernels: 0,
+            first: a.start,
+            last: a.end,
+            device: a.device,
+            first_name: a.name,
+            last_name: a.name,
+            names: 0,
+            collective_ns: 0,
+        }
+    }
+
+    /// Adds `later`, work read after this (an activity, or a later part's): the first and the
+    /// last activities change only for one strictly earlier or later.
+    fn add(&mut self, later: &CorrelatedWork) {
+        self.kernels += later.kernels;
+        self.names = self.names.wrapping_add(later.names);
+        self.collective_ns += later.collective_ns;
+        if later.first < self.first {
+            self.first = later.first;
+            self.device = later.device;
+            self.first_name = later.first_name;
+        }
+        if later.last > self.last {
+            self.last = later.last;
+            self.last_name = later.last_name;
+        }
+    }
+}
+
 /// A hash of a name that is the same in every trace and every process (a fixed seed), so that
 /// graphs of two traces can be matched by their kernels.
 fn stable_hash(s: &str) -> u64 {
@@ -684,74 +759,105 @@ fn stable_hash(s: &str) -> u64 {
 
 type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>, Damage);
 
-fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
-    let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
-    // Each name's hash once (0: not yet), indexed by its string id.
-    let mut name_hash = vec![0u64; t.strings.len()];
-    // Whether each name is a collective kernel's, once per name.
-    let mut collective: Vec<Option<bool>> = vec![None; t.strings.len()];
-    // The kernels of one replay share its launch's correlation id and come one after another:
-    // the entry of the last id is kept at hand instead of looked up again.
-    let mut last: Option<(u64, CorrelatedWork)> = None;
+/// The GPU work of each correlation id, on all cores: each part of the activities gathered
+/// alone, the parts then joined in order (so that ties go to the activity first in the file).
+fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
+    // Each name's hash, and whether it is a collective kernel's, once per name.
+    let mut named = vec![None; t.strings.len()];
     for a in &t.activities {
-        if let Some(c) = a.correlation() {
-            let h = match name_hash[a.name as usize] {
-                0 => {
-                    let h = stable_hash(t.strings.get(a.name)).max(1);
-                    name_hash[a.name as usize] = h;
-                    h
-                }
-                h => h,
-            };
-            let w = match &mut last {
-                Some((lc, w)) if *lc == c => w,
-                _ => {
-                    if let Some((lc, w)) = last.take() {
-                        work.insert(lc, w);
+        named[a.name as usize].get_or_insert(());
+    }
+    let names: Vec<(u64, bool)> = named
+        .par_iter()
+        .enumerate()
+        .map(|(id, used)| match used {
+            Some(()) => {
+                let name = t.strings.get(id as u32);
+                // Never 0, as before: graph signatures are sums of these.
+                (stable_hash(name).max(1), crate::ranks::collectives::collective_kind(name).is_some())
+            }
+            None => (0, false),
+        })
+        .collect();
+    t.activities
+        .par_chunks(part)
+        .map(|part| {
+            let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
+            // The kernels of one replay share its launch's correlation id and come one after
+            // another: the entry of the last id is kept at hand instead of looked up again.
+            let mut last: Option<(u64, CorrelatedWork)> = None;
+            for a in part {
+                let Some(c) = a.correlation() else { continue };
+                let w = match &mut last {
+                    Some((lc, w)) if *lc == c => w,
+                    _ => {
+                        if let Some((lc, w)) = last.take() {
+                            work.insert(lc, w);
+                        }
+                        let w = work.remove(&c).unwrap_or_else(|| CorrelatedWork::first(a));
+                        &mut last.insert((c, w)).1
                     }
-                    let w = work.remove(&c).unwrap_or(CorrelatedWork {
-                        kernels: 0,
-                        first: a.start,
-                        last: a.end,
-                        device: a.device,
-                        first_name: a.name,
-                        last_name: a.name,
-                        names: 0,
-                        collective_ns: 0,
-                    });
-                    &mut last.insert((c, w)).1
+                };
+                let (hash, collective) = names[a.name as usize];
+                w.add(&CorrelatedWork {
+                    kernels: 1,
+                    names: hash,
+                    collective_ns: if collective { a.end - a.start } else { 0 },
+                    ..CorrelatedWork::first(a)
+                });
+            }
+            if let Some((lc, w)) = last {
+                work.insert(lc, w);
+            }
+            work
+        })
+        .reduce_with(|mut before, after| {
+            for (c, w) in after {
+                match before.entry(c) {
+                    std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().add(&w),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(w);
+                    }
                 }
-            };
-            w.kernels += 1;
-            w.names = w.names.wrapping_add(h);
-            if collective[a.name as usize].get_or_insert_with(|| {
-                crate::ranks::collectives::collective_kind(t.strings.get(a.name)).is_some()
-            }) == &true
-            {
-                w.collective_ns += a.end - a.start;
             }
-            if a.start < w.first {
-                w.first = a.start;
-                w.device = a.device;
-                w.first_name = a.name;
+            before
+        })
+        .unwrap_or_default()
+}
+
+/// Busy time per device over the whole trace (the union of its activities), indexed by the
+/// device's string id. Activities in order of start (Kineto's) are merged as they come, in one
+/// pass; otherwise each device's are sorted first.
+fn busy_by_device(t: &Timeline) -> Vec<Vec<Span>> {
+    let mut busy: Vec<Vec<Span>> = vec![Vec::new(); t.strings.len()];
+    let mut in_order = true;
+    for a in &t.activities {
+        if a.end <= a.start {
+            continue;
+        }
+        let spans = &mut busy[a.device as usize];
+        match spans.last_mut() {
+            Some(last) if a.start < last.0 => {
+                in_order = false;
+                break;
             }
-            if a.end > w.last {
-                w.last = a.end;
-                w.last_name = a.name;
-            }
+            Some(last) if a.start <= last.1 => last.1 = last.1.max(a.end),
+            _ => spans.push((a.start, a.end)),
         }
     }
-    if let Some((lc, w)) = last {
-        work.insert(lc, w);
+    if in_order {
+        return busy;
     }
-    // Busy time per device over the whole trace, for the idle time before each replay.
-    // Indexed by the device's string id, each list sized first: no hashing, no regrowth.
     let mut counts = vec![0usize; t.strings.len()];
     t.activities.iter().for_each(|a| counts[a.device as usize] += 1);
-    let mut busy_by_device: Vec<Vec<Span>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
-    t.activities.iter().for_each(|a| busy_by_device[a.device as usize].push((a.start, a.end)));
-    let busy_by_device: Vec<Vec<Span>> = busy_by_device.into_iter().map(intervals::union).collect();
+    let mut spans: Vec<Vec<Span>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    t.activities.iter().for_each(|a| spans[a.device as usize].push((a.start, a.end)));
+    spans.into_par_iter().map(intervals::union).collect()
+}
 
+fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
+    let work = correlated_work(t, intervals::PART);
+    let busy_by_device = busy_by_device(t);
     let mut launches: Vec<_> = t.launches.iter().collect();
     launches.sort_by_key(|l| (l.start, l.end));
     if let Some(w) = windows {
@@ -863,39 +969,53 @@ fn damage(
     };
     // Each stream that ran replay work, and when its last activity (of any kind) ended.
     let launched: FastSet<u64> = launches.iter().filter_map(|l| l.correlation).collect();
-    // Per stream: its last end, and whether it ran replay work. Consecutive activities nearly
-    // always share their stream and their correlation id, so the last entry and the last id's
-    // answer are kept at hand instead of looked up again.
-    let mut streams: FastMap<(u32, u32), (i64, bool)> = FastMap::default();
-    let mut current: Option<((u32, u32), (i64, bool))> = None;
-    let mut last_corr: Option<(u64, bool)> = None;
-    for a in &t.activities {
-        let replay = match (a.correlation(), last_corr) {
-            (None, _) => false,
-            (Some(c), Some((lc, was))) if lc == c => was,
-            (Some(c), _) => {
-                let was = launched.contains(&c);
-                last_corr = Some((c, was));
-                was
+    // Per stream: its last end, and whether it ran replay work; in parts on all cores, joined.
+    // Consecutive activities nearly always share their stream and their correlation id, so the
+    // last entry and the last id's answer are kept at hand instead of looked up again.
+    let streams = t
+        .activities
+        .par_chunks(intervals::PART)
+        .map(|part| {
+            let mut streams: FastMap<(u32, u32), (i64, bool)> = FastMap::default();
+            let mut current: Option<((u32, u32), (i64, bool))> = None;
+            let mut last_corr: Option<(u64, bool)> = None;
+            for a in part {
+                let replay = match (a.correlation(), last_corr) {
+                    (None, _) => false,
+                    (Some(c), Some((lc, was))) if lc == c => was,
+                    (Some(c), _) => {
+                        let was = launched.contains(&c);
+                        last_corr = Some((c, was));
+                        was
+                    }
+                };
+                let key = (a.device, a.stream);
+                let entry = match &mut current {
+                    Some((k, e)) if *k == key => e,
+                    _ => {
+                        if let Some((k, e)) = current.take() {
+                            streams.insert(k, e);
+                        }
+                        let e = streams.remove(&key).unwrap_or((a.end, false));
+                        &mut current.insert((key, e)).1
+                    }
+                };
+                entry.0 = entry.0.max(a.end);
+                entry.1 |= replay;
             }
-        };
-        let key = (a.device, a.stream);
-        let entry = match &mut current {
-            Some((k, e)) if *k == key => e,
-            _ => {
-                if let Some((k, e)) = current.take() {
-                    streams.insert(k, e);
-                }
-                let e = streams.remove(&key).unwrap_or((a.end, false));
-                &mut current.insert((key, e)).1
+            if let Some((k, e)) = current {
+                streams.insert(k, e);
             }
-        };
-        entry.0 = entry.0.max(a.end);
-        entry.1 |= replay;
-    }
-    if let Some((k, e)) = current {
-        streams.insert(k, e);
-    }
+            streams
+        })
+        .reduce(FastMap::default, |mut all, part| {
+            for (k, (end, ran)) in part {
+                let e = all.entry(k).or_insert((end, false));
+                e.0 = e.0.max(end);
+                e.1 |= ran;
+            }
+            all
+        });
     // Only launches whose GPU work is missing count: a launch whose replay ran on another stream
     // or device says nothing of this one.
     let mut starts: Vec<i64> = launches
@@ -989,6 +1109,55 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bundled H200 trace: real replays, their kernels sharing each launch's correlation id.
+    fn bundled() -> Timeline {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/healthy_clean.json.gz");
+        launchguard_trace::read(&path).expect("the bundled trace reads").timeline
+    }
+
+    #[test]
+    fn correlated_work_in_parts_is_the_work_read_in_one() {
+        let t = bundled();
+        let whole = correlated_work(&t, usize::MAX);
+        assert!(whole.len() >= 100, "{} correlation ids", whole.len());
+        // Naive, straight from the definition: per id, the activities' count and extremes.
+        for (c, w) in &whole {
+            let acts: Vec<&GpuActivity> =
+                t.activities.iter().filter(|a| a.correlation() == Some(*c)).collect();
+            assert_eq!(w.kernels, acts.len() as u64);
+            let first = acts.iter().min_by_key(|a| a.start).expect("one");
+            assert_eq!((w.first, w.first_name), (first.start, first.name));
+            assert_eq!(w.last, acts.iter().map(|a| a.end).max().expect("one"));
+        }
+        // Parts that split replays anywhere, even every activity alone.
+        for part in [1, 2, 3, 7, 64, 1000] {
+            assert_eq!(correlated_work(&t, part), whole, "parts of {part}");
+        }
+    }
+
+    #[test]
+    fn busy_time_per_device_is_the_union_of_its_activities() {
+        let mut t = bundled();
+        let union_of = |t: &Timeline, device: u32| {
+            intervals::union(
+                t.activities.iter().filter(|a| a.device == device).map(|a| (a.start, a.end)).collect(),
+            )
+        };
+        let devices: FastSet<u32> = t.activities.iter().map(|a| a.device).collect();
+        let in_order = busy_by_device(&t);
+        for &d in &devices {
+            assert_eq!(in_order[d as usize], union_of(&t, d));
+        }
+        // Out of order (the sorted path not taken): the same union.
+        t.activities.reverse();
+        let shuffled = busy_by_device(&t);
+        for &d in &devices {
+            assert_eq!(shuffled[d as usize], union_of(&t, d));
+            assert!(!shuffled[d as usize].is_empty());
+        }
+    }
 
     #[test]
     fn a_long_pattern_is_cut_and_its_length_said() {

@@ -94,6 +94,111 @@ pub fn sweep_within(spans: impl IntoIterator<Item = Span>, (ws, we): Span, gap: 
     sweep(edges, gap).busy_ns
 }
 
+/// Items per part of the passes that run on all cores: enough work in a part to outweigh handing
+/// it to another core, and parts enough on the hundreds of thousands of kernels of a large trace.
+pub const PART: usize = 1 << 15;
+
+/// Where one part of [`sweep_parts`] starts and what it hands on.
+struct Scan {
+    sorted: bool,
+    first: i64,
+    last: i64,
+    /// The largest end of any span, and of any non-empty one (`i64::MIN`: none).
+    end: i64,
+    busy_end: i64,
+}
+
+/// [`sweep`], or with `window` [`sweep_within`] that window, over a slice in parts of `part`
+/// items on all cores: the same window, busy time and gaps, in the same order, each part's gaps
+/// handed to its own accumulator made by `new` (the last one also gets the gap after the last
+/// span). `None` when the spans are not sorted by start.
+///
+/// Over spans sorted by start, a gap opens wherever a span starts after every end before it, and
+/// a span adds to the busy time what it reaches past them; so each part needs only the largest
+/// end of the parts before it, which a first pass finds.
+pub fn sweep_parts<T: Sync, G: Send>(
+    items: &[T],
+    span: impl Fn(&T) -> Span + Sync,
+    window: Option<Span>,
+    part: usize,
+    new: impl Fn() -> G + Sync,
+    gap: impl Fn(&mut G, i64) + Sync,
+) -> Option<(Sweep, Vec<G>)> {
+    use rayon::prelude::*;
+    let span = |x: &T| {
+        let (s, e) = span(x);
+        match window {
+            Some((ws, we)) => (s.clamp(ws, we), e.clamp(ws, we)),
+            None => (s, e),
+        }
+    };
+    let part = part.max(1);
+    let scans: Vec<Scan> = items
+        .par_chunks(part)
+        .map(|c| {
+            let mut scan = Scan {
+                sorted: true,
+                first: span(&c[0]).0,
+                last: i64::MIN,
+                end: i64::MIN,
+                busy_end: i64::MIN,
+            };
+            for x in c {
+                let (s, e) = span(x);
+                scan.sorted &= scan.last <= s;
+                scan.last = s;
+                scan.end = scan.end.max(e);
+                if e > s {
+                    scan.busy_end = scan.busy_end.max(e);
+                }
+            }
+            scan
+        })
+        .collect();
+    if !scans.iter().all(|s| s.sorted) || scans.windows(2).any(|w| w[0].last > w[1].first) {
+        return None;
+    }
+    let (lo, hi) = match (window, items.first()) {
+        (Some(w), _) => w,
+        (None, None) => return Some((Sweep { window: (0, 0), busy_ns: 0 }, Vec::new())),
+        (None, Some(first)) => (span(first).0, scans.iter().map(|s| s.end).max().unwrap_or(i64::MIN)),
+    };
+    let mut reached = Vec::with_capacity(scans.len());
+    let mut last_end = lo;
+    for scan in &scans {
+        reached.push(last_end);
+        last_end = last_end.max(scan.busy_end);
+    }
+    let mut parts: Vec<(i64, G)> = items
+        .par_chunks(part)
+        .zip(reached)
+        .map(|(c, mut reached)| {
+            let (mut busy, mut g) = (0, new());
+            for x in c {
+                let (s, e) = span(x);
+                if e <= s {
+                    continue;
+                }
+                if s > reached {
+                    gap(&mut g, s - reached);
+                }
+                busy += (e - s.max(reached)).max(0);
+                reached = reached.max(e);
+            }
+            (busy, g)
+        })
+        .collect();
+    if last_end < hi {
+        if parts.is_empty() {
+            parts.push((0, new()));
+        }
+        let (_, g) = parts.last_mut().expect("a part");
+        gap(g, hi - last_end);
+    }
+    let busy_ns = parts.iter().map(|p| p.0).sum();
+    Some((Sweep { window: (lo, hi), busy_ns }, parts.into_iter().map(|p| p.1).collect()))
+}
+
 /// Total length of disjoint spans.
 pub fn total(spans: &[Span]) -> i64 {
     spans.iter().map(|(s, e)| e - s).sum()
@@ -299,6 +404,37 @@ mod tests {
             let (want_busy, want_gaps) = point_by_point(&spans, ws, we);
             proptest::prop_assert_eq!(busy_ns, want_busy);
             proptest::prop_assert_eq!(lengths, want_gaps);
+        }
+
+        #[test]
+        fn the_sweep_in_parts_is_the_sweep(
+            spans in proptest::collection::vec((0i64..300, 0i64..40), 0..40),
+            window in proptest::option::of((0i64..340, 0i64..200)),
+            part in 1usize..6,
+        ) {
+            let mut spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            spans.sort_unstable_by_key(|s| s.0);
+            let window = window.map(|(s, d)| (s, s + d));
+            let mut want = Vec::new();
+            let want_sweep = match window {
+                Some(w) => Sweep { window: w, busy_ns: sweep_within(spans.iter().copied(), w, |g| want.push(g)) },
+                None => sweep(spans.iter().copied(), |g| want.push(g)),
+            };
+            let (got_sweep, parts) =
+                sweep_parts(&spans, |&s| s, window, part, Vec::new, |v: &mut Vec<i64>, g| v.push(g)).expect("sorted");
+            proptest::prop_assert_eq!(got_sweep, want_sweep);
+            proptest::prop_assert_eq!(parts.concat(), want);
+        }
+
+        #[test]
+        fn the_sweep_in_parts_refuses_spans_out_of_order(
+            spans in proptest::collection::vec((0i64..300, 0i64..40), 2..40),
+            part in 1usize..6,
+        ) {
+            let spans: Vec<Span> = spans.into_iter().map(|(s, d)| (s, s + d)).collect();
+            let sorted = spans.windows(2).all(|w| w[0].0 <= w[1].0);
+            let got = sweep_parts(&spans, |&s| s, None, part, || (), |_, _| ());
+            proptest::prop_assert_eq!(got.is_some(), sorted);
         }
 
         #[test]

@@ -24,8 +24,10 @@
 use std::collections::HashMap;
 
 use launchguard_trace::{ActivityKind, GpuActivity, Timeline};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::intervals::PART;
 use crate::model::Replay;
 
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -148,6 +150,33 @@ impl ByName {
 
     /// The rows, longest total first (ties by name), and the scope's activities and summed time;
     /// the index is left empty for the next scope.
+    /// Adds every activity of `acts`: in parts on all cores when there are many and the names
+    /// are few enough for each part to index them densely, the parts' durations then joined.
+    fn add_all(&mut self, acts: &[&GpuActivity], part: usize) {
+        let names = self.slot.len();
+        if acts.len() <= part || names > PART {
+            acts.iter().for_each(|a| self.add(a));
+            return;
+        }
+        let parts: Vec<ByName> = acts
+            .par_chunks(part)
+            .map(|part| {
+                let mut by = ByName::new(names);
+                part.iter().for_each(|a| by.add(a));
+                by
+            })
+            .collect();
+        for (name, kind, durations) in parts.into_iter().flat_map(|p| p.groups) {
+            let s = &mut self.slot[name as usize];
+            if *s == NONE {
+                *s = self.groups.len() as u32;
+                self.groups.push((name, kind, durations));
+            } else {
+                self.groups[*s as usize].2.extend_from_slice(&durations);
+            }
+        }
+    }
+
     fn finish(&mut self, t: &Timeline) -> (Vec<KernelRow>, u64, i64) {
         for (name, _, _) in &self.groups {
             self.slot[*name as usize] = NONE;
@@ -156,7 +185,7 @@ impl ByName {
         let total: i64 = groups.iter().map(|g| g.2.iter().sum::<i64>()).sum();
         let count: u64 = groups.iter().map(|g| g.2.len() as u64).sum();
         let mut rows: Vec<(i64, KernelRow)> =
-            groups.into_iter().map(|(name, kind, d)| row(t, name, kind, d, total)).collect();
+            groups.into_par_iter().map(|(name, kind, d)| row(t, name, kind, d, total)).collect();
         rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
         (rows.into_iter().map(|(_, r)| r).collect(), count, total)
     }
@@ -231,14 +260,14 @@ pub(crate) fn kernels(
     let mut out = Kernels::default();
     // Whole trace.
     for d in devices {
-        d.acts.iter().for_each(|a| by.add(a));
+        by.add_all(d.acts, PART);
     }
     let (rows, n, total) = by.finish(t);
     (out.kernels, out.activities, out.gpu_time_us) = (rows, n, us(total));
     // Per device and per stream, where that says more than the level above.
     for d in devices {
         if devices.len() > 1 {
-            d.acts.iter().for_each(|a| by.add(a));
+            by.add_all(d.acts, PART);
             let (kernels, activities, total) = by.finish(t);
             out.devices.push(ScopeKernels {
                 device: d.device.to_string(),
@@ -283,26 +312,7 @@ fn graphs(
     }
     let graph_of: FastMap<u64, u32> =
         replays.iter().filter_map(|r| Some((r.correlation?, r.graph?))).collect();
-    // Each graph's activities, in one pass: a replay's kernels come one after another, so the
-    // last correlation id's answer is kept at hand.
-    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
-    let mut last: Option<(u64, Option<u32>)> = None;
-    for d in devices {
-        for a in d.acts.iter() {
-            let Some(c) = a.correlation() else { continue };
-            let g = match last {
-                Some((lc, g)) if lc == c => g,
-                _ => {
-                    let g = graph_of.get(&c).copied();
-                    last = Some((c, g));
-                    g
-                }
-            };
-            if let Some(g) = g {
-                members[g as usize].push(a);
-            }
-        }
-    }
+    let members = members(devices, &graph_of, count, PART);
     let mut out = Vec::with_capacity(count);
     for (g, acts) in members.into_iter().enumerate() {
         let of_graph = || replays.iter().filter(|r| r.graph == Some(g as u32));
@@ -311,7 +321,7 @@ fn graphs(
             let total: i64 = acts.iter().map(|a| a.end - a.start).sum();
             (whole.0.to_vec(), total)
         } else {
-            acts.iter().for_each(|a| by.add(a));
+            by.add_all(&acts, PART);
             let (kernels, _, total) = by.finish(t);
             (kernels, total)
         };
@@ -327,6 +337,47 @@ fn graphs(
         });
     }
     out
+}
+
+/// Each of `count` graphs' activities (`graph_of`: a replay's correlation id to its graph), in
+/// file order, gathered in parts of `part` on all cores: a replay's kernels come one after
+/// another, so the last correlation id's answer is kept at hand.
+fn members<'t>(
+    devices: &[DeviceInput<'_, 't>],
+    graph_of: &FastMap<u64, u32>,
+    count: usize,
+    part: usize,
+) -> Vec<Vec<&'t GpuActivity>> {
+    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
+    for d in devices {
+        let parts: Vec<Vec<Vec<&GpuActivity>>> = d
+            .acts
+            .par_chunks(part)
+            .map(|part| {
+                let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
+                let mut last: Option<(u64, Option<u32>)> = None;
+                for a in part {
+                    let Some(c) = a.correlation() else { continue };
+                    let g = match last {
+                        Some((lc, g)) if lc == c => g,
+                        _ => {
+                            let g = graph_of.get(&c).copied();
+                            last = Some((c, g));
+                            g
+                        }
+                    };
+                    if let Some(g) = g {
+                        members[g as usize].push(*a);
+                    }
+                }
+                members
+            })
+            .collect();
+        for part in parts {
+            members.iter_mut().zip(part).for_each(|(all, of_part)| all.extend(of_part));
+        }
+    }
+    members
 }
 
 /// The rows by position of one graph's activities (`total`: their summed durations, ns): each
@@ -367,6 +418,53 @@ fn position_rows(t: &Timeline, acts: &[&GpuActivity], total: i64) -> Vec<Positio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bundled() -> Timeline {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/healthy_clean.json.gz");
+        launchguard_trace::read(&path).expect("the bundled trace reads").timeline
+    }
+
+    #[test]
+    fn names_added_in_parts_give_the_rows_added_one_by_one() {
+        let t = bundled();
+        let acts: Vec<&GpuActivity> = t.activities.iter().collect();
+        let mut by = ByName::new(t.strings.len());
+        acts.iter().for_each(|a| by.add(a));
+        let want = by.finish(&t);
+        assert!(want.0.len() > 3 && want.1 == acts.len() as u64, "{} rows", want.0.len());
+        for part in [1, 5, 100, 4096] {
+            by.add_all(&acts, part);
+            assert_eq!(by.finish(&t), want, "parts of {part}");
+        }
+    }
+
+    #[test]
+    fn graph_members_gathered_in_parts_keep_file_order() {
+        let t = bundled();
+        let acts: Vec<&GpuActivity> = t.activities.iter().collect();
+        // Two graphs by the parity of the correlation id: each graph's list is its activities in
+        // file order, the others left out.
+        let graph_of: FastMap<u64, u32> =
+            acts.iter().filter_map(|a| a.correlation()).map(|c| (c, (c % 2) as u32)).collect();
+        let devices = [DeviceInput { device: "0", acts: &acts, streams: Vec::new() }];
+        for part in [1, 3, 64, usize::MAX] {
+            let got = members(&devices, &graph_of, 2, part);
+            for g in 0..2u32 {
+                let want: Vec<&GpuActivity> = acts
+                    .iter()
+                    .copied()
+                    .filter(|a| a.correlation().is_some_and(|c| (c % 2) as u32 == g))
+                    .collect();
+                assert!(!want.is_empty());
+                assert!(
+                    got[g as usize].iter().zip(&want).all(|(x, y)| std::ptr::eq(*x, *y)),
+                    "parts of {part}"
+                );
+                assert_eq!(got[g as usize].len(), want.len());
+            }
+        }
+    }
 
     #[test]
     fn percentiles_interpolate_between_ranks() {

@@ -81,7 +81,14 @@ pub(crate) fn run(
                 continue;
             }
             (After::Element, _) | (After::Comma, b']') => return fail(&cur, Bad::Syntax, last_done),
-            (After::Comma, _) if t.0 >= stop => return Run { end: End::Landed(t.0), last_done },
+            (After::Comma, _) if t.0 >= stop => {
+                // The part's last stretch too: parts end short of a release, and the text of
+                // every part's tail would otherwise stay resident until the whole file is read.
+                if let Some(release) = release {
+                    release(released, t.0);
+                }
+                return Run { end: End::Landed(t.0), last_done };
+            }
             _ => {}
         }
         match cur.element(t, level, builder) {

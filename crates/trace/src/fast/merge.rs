@@ -18,12 +18,13 @@ pub(crate) fn join(into: &mut Timeline, mut parts: Vec<Timeline>) {
             (0..part.strings.len() as u32).map(|id| into.strings.intern(part.strings.get(id))).collect()
         })
         .collect();
-    // Amortized: `gzip_par` joins a few parts at a time, and an exact size each time would move
-    // the list (and leave the old one as free heap) at every join.
-    into.activities.reserve(parts.iter().map(|p| p.activities.len()).sum());
     for (part, ids) in parts.iter_mut().zip(&ids) {
         let id = |old: u32| ids[old as usize];
         let acts = std::mem::take(&mut part.activities);
+        // Grown part by part, not to the sum at once: room for every part while the parts still
+        // hold theirs would be the records twice. Growth is amortized (`gzip_par` joins a few parts
+        // at a time), and a list this large is its own mapping, which grows without a copy.
+        into.activities.reserve(acts.len());
         into.activities.par_extend(acts.par_iter().map(|a| GpuActivity {
             device: id(a.device),
             stream: id(a.stream),
