@@ -166,11 +166,17 @@ impl ByName {
                 by
             })
             .collect();
+        // Each name's list sized once for all its parts: grown part by part, a list is copied
+        // as it doubles, and the copies are memory the analysis holds at its peak.
+        let mut sizes = vec![0usize; names];
+        parts.iter().flat_map(|p| &p.groups).for_each(|(name, _, d)| sizes[*name as usize] += d.len());
         for (name, kind, durations) in parts.into_iter().flat_map(|p| p.groups) {
             let s = &mut self.slot[name as usize];
             if *s == NONE {
                 *s = self.groups.len() as u32;
-                self.groups.push((name, kind, durations));
+                let mut all = Vec::with_capacity(sizes[name as usize]);
+                all.extend_from_slice(&durations);
+                self.groups.push((name, kind, all));
             } else {
                 self.groups[*s as usize].2.extend_from_slice(&durations);
             }
@@ -348,9 +354,9 @@ fn members<'t>(
     count: usize,
     part: usize,
 ) -> Vec<Vec<&'t GpuActivity>> {
-    let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
+    let mut parts: Vec<Vec<Vec<&GpuActivity>>> = Vec::new();
     for d in devices {
-        let parts: Vec<Vec<Vec<&GpuActivity>>> = d
+        let of_device: Vec<Vec<Vec<&GpuActivity>>> = d
             .acts
             .par_chunks(part)
             .map(|part| {
@@ -373,9 +379,14 @@ fn members<'t>(
                 members
             })
             .collect();
-        for part in parts {
-            members.iter_mut().zip(part).for_each(|(all, of_part)| all.extend(of_part));
-        }
+        parts.extend(of_device);
+    }
+    // Each graph's list sized once for all parts (grown part by part, it would be copied as it
+    // doubles).
+    let mut members: Vec<Vec<&GpuActivity>> =
+        (0..count).map(|g| Vec::with_capacity(parts.iter().map(|p| p[g].len()).sum())).collect();
+    for part in parts {
+        members.iter_mut().zip(part).for_each(|(all, of_part)| all.extend(of_part));
     }
     members
 }
