@@ -762,21 +762,15 @@ type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, Correlat
 /// The GPU work of each correlation id, on all cores: each part of the activities gathered
 /// alone, the parts then joined in order (so that ties go to the activity first in the file).
 fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
-    // Each name's hash, and whether it is a collective kernel's, once per name.
-    let mut named = vec![None; t.strings.len()];
-    for a in &t.activities {
-        named[a.name as usize].get_or_insert(());
-    }
-    let names: Vec<(u64, bool)> = named
-        .par_iter()
-        .enumerate()
-        .map(|(id, used)| match used {
-            Some(()) => {
-                let name = t.strings.get(id as u32);
-                // Never 0, as before: graph signatures are sums of these.
-                (stable_hash(name).max(1), crate::ranks::collectives::collective_kind(name).is_some())
-            }
-            None => (0, false),
+    // Each string's hash, and whether it names a collective kernel, once per string (the strings
+    // are the few distinct names and labels, not the activities).
+    let names: Vec<(u64, bool)> = (0..t.strings.len() as u32)
+        .into_par_iter()
+        .map(|id| {
+            let name = t.strings.get(id);
+            // At least 1, as in the signatures of runs saved by earlier builds (which kept 0 for
+            // "not hashed yet"): `compare` matches graphs by these sums.
+            (stable_hash(name).max(1), crate::ranks::collectives::collective_kind(name).is_some())
         })
         .collect();
     t.activities
@@ -1110,12 +1104,7 @@ fn summarize(replays: &[Replay]) -> ReplaySummary {
 mod tests {
     use super::*;
 
-    /// The bundled H200 trace: real replays, their kernels sharing each launch's correlation id.
-    fn bundled() -> Timeline {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/healthy_clean.json.gz");
-        launchguard_trace::read(&path).expect("the bundled trace reads").timeline
-    }
+    use crate::test_support::bundled;
 
     #[test]
     fn correlated_work_in_parts_is_the_work_read_in_one() {

@@ -430,11 +430,7 @@ fn position_rows(t: &Timeline, acts: &[&GpuActivity], total: i64) -> Vec<Positio
 mod tests {
     use super::*;
 
-    fn bundled() -> Timeline {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/healthy_clean.json.gz");
-        launchguard_trace::read(&path).expect("the bundled trace reads").timeline
-    }
+    use crate::test_support::bundled;
 
     #[test]
     fn names_added_in_parts_give_the_rows_added_one_by_one() {

@@ -24,3 +24,14 @@ pub mod units;
 
 pub use analyze::{analyze, analyze_timeline, AnalyzeError, Options};
 pub use model::Analysis;
+
+#[cfg(test)]
+mod test_support {
+    /// The bundled H200 trace (examples/): real replays, their kernels sharing each launch's
+    /// correlation id.
+    pub(crate) fn bundled() -> launchguard_trace::Timeline {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/healthy_clean.json.gz");
+        launchguard_trace::read(&path).expect("the bundled trace reads").timeline
+    }
+}
