@@ -157,13 +157,14 @@ pub fn analyze_timeline(
         None => None,
     };
     // Independent halves, side by side; each spreads its passes over all cores.
+    let launched = launched_ids(t);
     let (mut devices, (launches, replays, replay_summary, work, damage)) = rayon::join(
         || device_figures(t, windows.as_ref(), opts.gap_us),
-        || launches_and_replays(t, windows.as_ref()),
+        || launches_and_replays(t, &launched, windows.as_ref()),
     );
     // Independent again: the steady state per device beside the kernel table.
     let (steady, kernels) = rayon::join(
-        || steady_figures(t, &devices, &work, opts.gap_us),
+        || steady_figures(&devices, &launched, &work, opts.gap_us),
         || kernel_table(t, &devices, &replays, opts.kernel_positions),
     );
     for ((d, _), steady) in devices.iter_mut().zip(steady) {
@@ -610,19 +611,17 @@ fn stream_figures(
 /// prefix while the server waited for requests, warm-up work) is reported beside, not measured
 /// as occupancy.
 fn steady_figures(
-    t: &Timeline,
     devices: &[(Device, DeviceActs<'_>)],
+    launched: &FastSet<u64>,
     work: &FastMap<u64, CorrelatedWork>,
     gap_us: f64,
 ) -> Vec<Option<Steady>> {
+    // `work` holds the launched ids only.
     let mut extent: FastMap<u32, Span> = FastMap::default();
-    let launched: FastSet<u64> = t.launches.iter().filter_map(|l| l.correlation).collect();
-    for (c, w) in work {
-        if launched.contains(c) {
-            let e = extent.entry(w.device).or_insert((w.first, w.last));
-            e.0 = e.0.min(w.first);
-            e.1 = e.1.max(w.last);
-        }
+    for w in work.values() {
+        let e = extent.entry(w.device).or_insert((w.first, w.last));
+        e.0 = e.0.min(w.first);
+        e.1 = e.1.max(w.last);
     }
     let mut out = vec![None; devices.len()];
     for (k, (d, da)) in devices.iter().enumerate() {
@@ -643,15 +642,11 @@ fn steady_figures(
                 (a.start < we && a.end > ws) || (a.start == a.end && a.start >= ws && a.start <= we)
             })
         };
-        let inside: Vec<&GpuActivity> = da.acts.par_iter().copied().filter(|a| within(a)).collect();
-        let figures = if steady == da.windows {
-            // The usual profiled decode loop: nothing but replays in the trace.
-            d.figures.clone()
-        } else {
-            figures(&inside, Some(&steady), gap_us)
-        };
-        // A replay's activities come one after another: the last id's answer is kept at hand.
-        let from_replays: usize = inside
+        // The activities inside, and those of them that graph launches ran, counted in one pass
+        // without a list. A replay's activities come one after another: the last id's answer is
+        // kept at hand.
+        let (inside, from_replays) = da
+            .acts
             .par_chunks(intervals::PART)
             .map(|part| {
                 let mut last: Option<(u64, bool)> = None;
@@ -663,9 +658,21 @@ fn steady_figures(
                         was
                     }
                 };
-                part.iter().filter(|a| a.correlation().is_some_and(&mut launched_by)).count()
+                let (mut inside, mut from_replays) = (0usize, 0usize);
+                for a in part.iter().filter(|a| within(a)) {
+                    inside += 1;
+                    from_replays += a.correlation().is_some_and(&mut launched_by) as usize;
+                }
+                (inside, from_replays)
             })
-            .sum();
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1));
+        let figures = if steady == da.windows {
+            // The usual profiled decode loop: nothing but replays in the trace.
+            d.figures.clone()
+        } else {
+            let inside: Vec<&GpuActivity> = da.acts.par_iter().copied().filter(|a| within(a)).collect();
+            figures(&inside, Some(&steady), gap_us)
+        };
         let busy = |lo: i64, hi: i64| {
             let span = |a: &&GpuActivity| (a.start, a.end);
             match intervals::sweep_parts(&da.acts, span, Some((lo, hi)), intervals::PART, || (), |_, _| ()) {
@@ -687,7 +694,7 @@ fn steady_figures(
             after_us: us(whole_end - e),
             busy_before_us: if s > whole_start { busy(whole_start, s) } else { 0.0 },
             busy_after_us: if whole_end > e { busy(e, whole_end) } else { 0.0 },
-            replay_share: if inside.is_empty() { 0.0 } else { from_replays as f64 / inside.len() as f64 },
+            replay_share: if inside == 0 { 0.0 } else { from_replays as f64 / inside as f64 },
         });
     }
     out
@@ -759,9 +766,16 @@ fn stable_hash(s: &str) -> u64 {
 
 type Replays = (GraphLaunches, Vec<Replay>, ReplaySummary, FastMap<u64, CorrelatedWork>, Damage);
 
-/// The GPU work of each correlation id, on all cores: each part of the activities gathered
-/// alone, the parts then joined in order (so that ties go to the activity first in the file).
-fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
+/// The correlation ids of the graph launches: the only ids whose GPU work the analysis reads.
+fn launched_ids(t: &Timeline) -> FastSet<u64> {
+    t.launches.iter().filter_map(|l| l.correlation).collect()
+}
+
+/// The GPU work of each graph launch's correlation id (`launched`), on all cores: each part of
+/// the activities gathered alone, the parts then joined in order (so that ties go to the activity
+/// first in the file). Only launched ids are gathered: the other activities, most of a trace
+/// outside the replays, each with an id of its own, would fill a map nothing reads.
+fn correlated_work(t: &Timeline, launched: &FastSet<u64>, part: usize) -> FastMap<u64, CorrelatedWork> {
     // Each string's hash, and whether it names a collective kernel, once per string (the strings
     // are the few distinct names and labels, not the activities).
     let names: Vec<(u64, bool)> = (0..t.strings.len() as u32)
@@ -778,20 +792,24 @@ fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
         .map(|part| {
             let mut work: FastMap<u64, CorrelatedWork> = FastMap::default();
             // The kernels of one replay share its launch's correlation id and come one after
-            // another: the entry of the last id is kept at hand instead of looked up again.
-            let mut last: Option<(u64, CorrelatedWork)> = None;
+            // another: the last id, and its entry when launched, are kept at hand instead of
+            // looked up again.
+            let mut last: Option<(u64, Option<CorrelatedWork>)> = None;
             for a in part {
                 let Some(c) = a.correlation() else { continue };
                 let w = match &mut last {
                     Some((lc, w)) if *lc == c => w,
                     _ => {
-                        if let Some((lc, w)) = last.take() {
+                        if let Some((lc, Some(w))) = last.take() {
                             work.insert(lc, w);
                         }
-                        let w = work.remove(&c).unwrap_or_else(|| CorrelatedWork::first(a));
+                        let w = launched
+                            .contains(&c)
+                            .then(|| work.remove(&c).unwrap_or_else(|| CorrelatedWork::first(a)));
                         &mut last.insert((c, w)).1
                     }
                 };
+                let Some(w) = w else { continue };
                 let (hash, collective) = names[a.name as usize];
                 w.add(&CorrelatedWork {
                     kernels: 1,
@@ -800,7 +818,7 @@ fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
                     ..CorrelatedWork::first(a)
                 });
             }
-            if let Some((lc, w)) = last {
+            if let Some((lc, Some(w))) = last {
                 work.insert(lc, w);
             }
             work
@@ -820,27 +838,65 @@ fn correlated_work(t: &Timeline, part: usize) -> FastMap<u64, CorrelatedWork> {
 }
 
 /// Busy time per device over the whole trace (the union of its activities), indexed by the
-/// device's string id. Activities in order of start (Kineto's) are merged as they come, in one
-/// pass; otherwise each device's are sorted first.
-fn busy_by_device(t: &Timeline) -> Vec<Vec<Span>> {
+/// device's string id. Activities in order of start (Kineto's) are merged as they come, in parts
+/// on all cores, the parts' spans then joined; otherwise each device's are sorted first.
+fn busy_by_device(t: &Timeline, part: usize) -> Vec<Vec<Span>> {
     let mut busy: Vec<Vec<Span>> = vec![Vec::new(); t.strings.len()];
-    let mut in_order = true;
-    for a in &t.activities {
-        if a.end <= a.start {
-            continue;
-        }
-        let spans = &mut busy[a.device as usize];
-        match spans.last_mut() {
-            Some(last) if a.start < last.0 => {
-                in_order = false;
-                break;
+    // Per part, each device's merged spans; `None` when a device's starts go back in the part.
+    type DeviceSpans = Vec<(u32, Vec<Span>)>;
+    let parts: Option<Vec<DeviceSpans>> = t
+        .activities
+        .par_chunks(part)
+        .map(|part| {
+            let mut devices: Vec<(u32, Vec<Span>)> = Vec::new();
+            let mut at = 0;
+            for a in part.iter().filter(|a| a.end > a.start) {
+                // Consecutive activities nearly always share their device.
+                if devices.get(at).is_none_or(|d| d.0 != a.device) {
+                    at = match devices.iter().position(|d| d.0 == a.device) {
+                        Some(i) => i,
+                        None => {
+                            devices.push((a.device, Vec::new()));
+                            devices.len() - 1
+                        }
+                    };
+                }
+                let spans = &mut devices[at].1;
+                match spans.last_mut() {
+                    Some(last) if a.start < last.0 => return None,
+                    Some(last) if a.start <= last.1 => last.1 = last.1.max(a.end),
+                    _ => spans.push((a.start, a.end)),
+                }
             }
-            Some(last) if a.start <= last.1 => last.1 = last.1.max(a.end),
-            _ => spans.push((a.start, a.end)),
+            Some(devices)
+        })
+        .collect();
+    if let Some(parts) = parts {
+        let mut sizes = vec![0usize; busy.len()];
+        parts.iter().flatten().for_each(|(d, spans)| sizes[*d as usize] += spans.len());
+        let mut in_order = true;
+        for (device, spans) in parts.into_iter().flatten() {
+            let all = &mut busy[device as usize];
+            if all.capacity() == 0 {
+                all.reserve_exact(sizes[device as usize]);
+            }
+            // A part's first spans may still meet the last one joined; the rest cannot.
+            let mut rest = spans.as_slice();
+            while let (Some(last), Some(&(start, end))) = (all.last_mut(), rest.first()) {
+                if start < last.0 {
+                    in_order = false;
+                } else if start <= last.1 {
+                    last.1 = last.1.max(end);
+                } else {
+                    break;
+                }
+                rest = &rest[1..];
+            }
+            all.extend_from_slice(rest);
         }
-    }
-    if in_order {
-        return busy;
+        if in_order {
+            return busy;
+        }
     }
     let mut counts = vec![0usize; t.strings.len()];
     t.activities.iter().for_each(|a| counts[a.device as usize] += 1);
@@ -849,9 +905,9 @@ fn busy_by_device(t: &Timeline) -> Vec<Vec<Span>> {
     spans.into_par_iter().map(intervals::union).collect()
 }
 
-fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
-    let work = correlated_work(t, intervals::PART);
-    let busy_by_device = busy_by_device(t);
+fn launches_and_replays(t: &Timeline, launched: &FastSet<u64>, windows: Option<&Windows>) -> Replays {
+    let work = correlated_work(t, launched, intervals::PART);
+    let busy_by_device = busy_by_device(t, intervals::PART);
     let mut launches: Vec<_> = t.launches.iter().collect();
     launches.sort_by_key(|l| (l.start, l.end));
     if let Some(w) = windows {
@@ -870,14 +926,32 @@ fn launches_and_replays(t: &Timeline, windows: Option<&Windows>) -> Replays {
     let mut replays = Vec::with_capacity(launches.len());
     let mut graphs: Vec<GraphFigures> = Vec::new();
     let mut graph_of: FastMap<(u64, u64), u32> = FastMap::default();
-    for (i, l) in launches.iter().enumerate() {
+    // Each launch's idle time before its GPU work, on all cores. Launches come in time order: in
+    // a stretch of them, each search in the busy time starts where the last one ended.
+    let idle: Vec<Option<i64>> = launches
+        .par_chunks(IDLE_SEARCHES_PER_TASK)
+        .flat_map_iter(|stretch| {
+            let mut hints: Vec<(u32, usize)> = Vec::new();
+            stretch
+                .iter()
+                .map(|l| {
+                    let w = l.correlation.and_then(|c| work.get(&c))?;
+                    let k = hints.iter().position(|h| h.0 == w.device).unwrap_or_else(|| {
+                        hints.push((w.device, 0));
+                        hints.len() - 1
+                    });
+                    idle_before(&busy_by_device[w.device as usize], w.first, &mut hints[k].1)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (i, (l, idle_before)) in launches.iter().zip(idle).enumerate() {
         let api = launch_api_name(l.api);
         if !apis.iter().any(|a| a == api) {
             apis.push(api.to_string());
         }
         durations.push(us(l.end - l.start));
         let w = l.correlation.and_then(|c| work.get(&c));
-        let idle_before = w.and_then(|w| idle_before(&busy_by_device[w.device as usize], w.first));
         // Replays of one graph: the same number of kernels with the same names.
         let graph = w.map(|w| {
             *graph_of.entry((w.kernels, w.names)).or_insert_with(|| {
@@ -1051,15 +1125,54 @@ fn launch_api_name(api: launchguard_trace::GraphApi) -> &'static str {
     }
 }
 
+/// Launches whose idle time before is searched per task, each search starting from the last.
+const IDLE_SEARCHES_PER_TASK: usize = 512;
+
 /// Idle time just before `t` on a device whose busy time is `busy`: 0 if `t` falls inside busy
-/// time that started earlier, `None` if nothing ran before `t`.
-fn idle_before(busy: &[Span], t: i64) -> Option<i64> {
-    let i = busy.partition_point(|s| s.0 < t);
+/// time that started earlier, `None` if nothing ran before `t`. `hint` is where the search for a
+/// nearby time ended, and is moved to where this one ends.
+fn idle_before(busy: &[Span], t: i64, hint: &mut usize) -> Option<i64> {
+    let i = partition_from(busy, |s| s.0 < t, *hint);
+    *hint = i;
     // busy[i-1] starts before t.
     if i > 0 && busy[i - 1].1 >= t {
         return Some(0);
     }
     (i > 0).then(|| t - busy[i - 1].1)
+}
+
+/// `items.partition_point(before)`, searched outward from `hint` in steps that double: near
+/// the hint (the usual case, times in order) a few probes, where a binary search over a busy
+/// time of hundreds of thousands of spans would miss the cache at every step.
+fn partition_from<T>(items: &[T], before: impl Fn(&T) -> bool, hint: usize) -> usize {
+    let n = items.len();
+    let hint = hint.min(n);
+    let mut step = 1;
+    if hint < n && before(&items[hint]) {
+        // Past the hint: every item below `lo` is before.
+        let mut lo = hint + 1;
+        loop {
+            let probe = lo + step - 1;
+            if probe >= n || !before(&items[probe]) {
+                return lo + items[lo..probe.min(n)].partition_point(&before);
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    }
+    // At or below the hint: no item from `hi` on is before.
+    let mut hi = hint;
+    loop {
+        if hi == 0 {
+            return 0;
+        }
+        let probe = hi.saturating_sub(step);
+        if before(&items[probe]) {
+            return probe + 1 + items[probe + 1..hi].partition_point(&before);
+        }
+        hi = probe;
+        step *= 2;
+    }
 }
 
 fn summarize(replays: &[Replay]) -> ReplaySummary {
@@ -1109,8 +1222,24 @@ mod tests {
     #[test]
     fn correlated_work_in_parts_is_the_work_read_in_one() {
         let t = bundled();
-        let whole = correlated_work(&t, usize::MAX);
+        let launched = launched_ids(&t);
+        let whole = correlated_work(&t, &launched, usize::MAX);
         assert!(whole.len() >= 100, "{} correlation ids", whole.len());
+        // Exactly the launched ids that ran activities: not the others (kernels launched alone).
+        let ran: FastSet<u64> = t.activities.iter().filter_map(|a| a.correlation()).collect();
+        let expected: FastSet<u64> = launched.intersection(&ran).copied().collect();
+        assert_eq!(whole.keys().copied().collect::<FastSet<u64>>(), expected);
+        // Ids left out of the launched set (every other one) are not gathered, in any parts.
+        let half: FastSet<u64> = launched.iter().copied().filter(|c| c % 2 == 0).collect();
+        let some = correlated_work(&t, &half, usize::MAX);
+        assert_eq!(
+            some.keys().copied().collect::<FastSet<u64>>(),
+            half.intersection(&ran).copied().collect()
+        );
+        assert!(!some.is_empty() && some.len() < whole.len());
+        for part in [1, 3, 64] {
+            assert_eq!(correlated_work(&t, &half, part), some, "parts of {part}");
+        }
         // Naive, straight from the definition: per id, the activities' count and extremes.
         for (c, w) in &whole {
             let acts: Vec<&GpuActivity> =
@@ -1122,7 +1251,7 @@ mod tests {
         }
         // Parts that split replays anywhere, even every activity alone.
         for part in [1, 2, 3, 7, 64, 1000] {
-            assert_eq!(correlated_work(&t, part), whole, "parts of {part}");
+            assert_eq!(correlated_work(&t, &launched, part), whole, "parts of {part}");
         }
     }
 
@@ -1135,16 +1264,34 @@ mod tests {
             )
         };
         let devices: FastSet<u32> = t.activities.iter().map(|a| a.device).collect();
-        let in_order = busy_by_device(&t);
-        for &d in &devices {
-            assert_eq!(in_order[d as usize], union_of(&t, d));
+        // In order, in parts of every size down to one activity: each part's spans joined to the
+        // last.
+        for part in [1, 2, 3, 17, 4096, usize::MAX] {
+            let in_order = busy_by_device(&t, part);
+            for &d in &devices {
+                assert_eq!(in_order[d as usize], union_of(&t, d), "parts of {part}");
+            }
         }
-        // Out of order (the sorted path not taken): the same union.
+        // Two devices interleaved activity by activity (another string stands for the second).
+        let mut two = t.clone();
+        let other = two.activities[0].stream;
+        two.activities.iter_mut().skip(1).step_by(2).for_each(|a| a.device = other);
+        let both: FastSet<u32> = two.activities.iter().map(|a| a.device).collect();
+        assert_eq!(both.len(), devices.len() + 1);
+        for part in [1, 2, 3, 17, 4096, usize::MAX] {
+            let busy = busy_by_device(&two, part);
+            for &d in &both {
+                assert_eq!(busy[d as usize], union_of(&two, d), "parts of {part}");
+            }
+        }
+        // Out of order (the sorted path taken), whether a part or the join finds it.
         t.activities.reverse();
-        let shuffled = busy_by_device(&t);
-        for &d in &devices {
-            assert_eq!(shuffled[d as usize], union_of(&t, d));
-            assert!(!shuffled[d as usize].is_empty());
+        for part in [1, 5, usize::MAX] {
+            let shuffled = busy_by_device(&t, part);
+            for &d in &devices {
+                assert_eq!(shuffled[d as usize], union_of(&t, d), "parts of {part}");
+                assert!(!shuffled[d as usize].is_empty());
+            }
         }
     }
 
@@ -1161,10 +1308,28 @@ mod tests {
     #[test]
     fn idle_before_uses_the_union() {
         let busy = vec![(0, 10), (20, 30)];
-        assert_eq!(idle_before(&busy, 0), None);
-        assert_eq!(idle_before(&busy, 20), Some(10));
-        assert_eq!(idle_before(&busy, 25), Some(0));
-        assert_eq!(idle_before(&busy, 35), Some(5));
+        for hint in 0..4 {
+            assert_eq!(idle_before(&busy, 0, &mut { hint }), None);
+            assert_eq!(idle_before(&busy, 20, &mut { hint }), Some(10));
+            assert_eq!(idle_before(&busy, 25, &mut { hint }), Some(0));
+            assert_eq!(idle_before(&busy, 35, &mut { hint }), Some(5));
+        }
+    }
+
+    #[test]
+    fn a_search_from_any_hint_finds_the_partition_point() {
+        // Sorted starts with repeats; every time in and around them, from every hint (past the
+        // end too): the same answer as the binary search over the whole list.
+        let starts: Vec<i64> = vec![1, 3, 3, 3, 7, 8, 8, 15, 20, 21, 22, 40, 41, 41, 60, 61, 62, 63, 99];
+        for n in 0..=starts.len() {
+            let items = &starts[..n];
+            for t in -1..=101 {
+                let want = items.partition_point(|&s| s < t);
+                for hint in 0..=n + 2 {
+                    assert_eq!(partition_from(items, |&s| s < t, hint), want, "n {n} t {t} hint {hint}");
+                }
+            }
+        }
     }
 
     #[test]

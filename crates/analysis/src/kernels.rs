@@ -297,19 +297,20 @@ pub(crate) fn kernels(
             }
         }
     }
-    out.graphs = graphs(t, devices, replays, &mut by, (&out.kernels, out.activities), positions);
+    out.graphs = graphs(t, devices, replays, &mut by, (&out.kernels, out.activities, total), positions);
     out
 }
 
 /// The graphs' rows, one per graph of `replay_summary.graphs` (the replays' `graph`), in its
-/// order; `whole` is the trace's rows and activity count, which a graph that ran every activity
-/// has too (the usual profiled decode loop: not measured twice).
+/// order; `whole` is the trace's rows, activity count and summed durations (ns), which a graph
+/// that ran every activity has too (the usual profiled decode loop: neither measured twice nor
+/// its activities gathered).
 fn graphs(
     t: &Timeline,
     devices: &[DeviceInput<'_, '_>],
     replays: &[Replay],
     by: &mut ByName,
-    whole: (&[KernelRow], u64),
+    whole: (&[KernelRow], u64, i64),
     positions: bool,
 ) -> Vec<GraphKernels> {
     let count = replays.iter().filter_map(|r| r.graph).max().map_or(0, |g| g as usize + 1);
@@ -318,14 +319,20 @@ fn graphs(
     }
     let graph_of: FastMap<u64, u32> =
         replays.iter().filter_map(|r| Some((r.correlation?, r.graph?))).collect();
-    let members = members(devices, &graph_of, count, PART);
+    // Only the graphs measured on their own are gathered.
+    let ran_all = member_counts(devices, &graph_of, count).iter().map(|&n| n == whole.1).collect::<Vec<_>>();
+    let gathered: FastMap<u64, u32> = if positions {
+        graph_of
+    } else {
+        graph_of.into_iter().filter(|&(_, g)| !ran_all[g as usize]).collect()
+    };
+    let members = members(devices, &gathered, count, PART);
     let mut out = Vec::with_capacity(count);
     for (g, acts) in members.into_iter().enumerate() {
         let of_graph = || replays.iter().filter(|r| r.graph == Some(g as u32));
         let (n, first) = (of_graph().count() as u64, of_graph().next());
-        let (kernels, total) = if acts.len() as u64 == whole.1 {
-            let total: i64 = acts.iter().map(|a| a.end - a.start).sum();
-            (whole.0.to_vec(), total)
+        let (kernels, total) = if ran_all[g] {
+            (whole.0.to_vec(), whole.2)
         } else {
             by.add_all(&acts, PART);
             let (kernels, _, total) = by.finish(t);
@@ -345,9 +352,52 @@ fn graphs(
     out
 }
 
+/// Calls `f` with the graph (`graph_of`: a replay's correlation id to its graph) of each activity
+/// of `acts` that a replay ran, in file order. A replay's kernels come one after another, so the
+/// last correlation id's answer is kept at hand.
+fn each_member<'t>(
+    acts: &[&'t GpuActivity],
+    graph_of: &FastMap<u64, u32>,
+    mut f: impl FnMut(u32, &'t GpuActivity),
+) {
+    let mut last: Option<(u64, Option<u32>)> = None;
+    for a in acts {
+        let Some(c) = a.correlation() else { continue };
+        let g = match last {
+            Some((lc, g)) if lc == c => g,
+            _ => {
+                let g = graph_of.get(&c).copied();
+                last = Some((c, g));
+                g
+            }
+        };
+        if let Some(g) = g {
+            f(g, a);
+        }
+    }
+}
+
+/// How many activities each of `count` graphs ran, on all cores, without gathering them.
+fn member_counts(devices: &[DeviceInput<'_, '_>], graph_of: &FastMap<u64, u32>, count: usize) -> Vec<u64> {
+    let add = |mut x: Vec<u64>, y: Vec<u64>| {
+        x.iter_mut().zip(y).for_each(|(x, y)| *x += y);
+        x
+    };
+    devices
+        .iter()
+        .flat_map(|d| d.acts.par_chunks(PART).collect::<Vec<_>>())
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|part| {
+            let mut counts = vec![0u64; count];
+            each_member(part, graph_of, |g, _| counts[g as usize] += 1);
+            counts
+        })
+        .reduce(|| vec![0u64; count], add)
+}
+
 /// Each of `count` graphs' activities (`graph_of`: a replay's correlation id to its graph), in
-/// file order, gathered in parts of `part` on all cores: a replay's kernels come one after
-/// another, so the last correlation id's answer is kept at hand.
+/// file order, gathered in parts of `part` on all cores.
 fn members<'t>(
     devices: &[DeviceInput<'_, 't>],
     graph_of: &FastMap<u64, u32>,
@@ -361,21 +411,7 @@ fn members<'t>(
             .par_chunks(part)
             .map(|part| {
                 let mut members: Vec<Vec<&GpuActivity>> = vec![Vec::new(); count];
-                let mut last: Option<(u64, Option<u32>)> = None;
-                for a in part {
-                    let Some(c) = a.correlation() else { continue };
-                    let g = match last {
-                        Some((lc, g)) if lc == c => g,
-                        _ => {
-                            let g = graph_of.get(&c).copied();
-                            last = Some((c, g));
-                            g
-                        }
-                    };
-                    if let Some(g) = g {
-                        members[g as usize].push(*a);
-                    }
-                }
+                each_member(part, graph_of, |g, a| members[g as usize].push(a));
                 members
             })
             .collect();
@@ -469,6 +505,7 @@ mod tests {
                     "parts of {part}"
                 );
                 assert_eq!(got[g as usize].len(), want.len());
+                assert_eq!(member_counts(&devices, &graph_of, 2)[g as usize], want.len() as u64);
             }
         }
     }
