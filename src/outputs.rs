@@ -47,10 +47,20 @@ pub fn findings_of(drawing: Option<&Drawing>, rank: u64) -> Option<&launchguard_
 }
 
 /// Prints a judged run (`analyze`) in `format` and writes every report file asked for.
-pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow::Result<()> {
+pub fn emit_run(run: &mut JudgedRun, format: Format, reports: &ReportArgs) -> anyhow::Result<()> {
+    let document = match &mut run.judged {
+        Judged::One(a) => {
+            // The replays, most of a serving trace's document, rendered on all cores.
+            let replays = std::mem::take(&mut a.figures.replays);
+            let document = Document::of_spliced(a.as_ref(), "replays", &replays);
+            a.figures.replays = replays;
+            document?
+        }
+        Judged::Ranks(r) => Document::of(r.as_ref())?,
+    };
+    let run = &*run;
     match &run.judged {
         Judged::One(a) => {
-            let document = Document::of(a.as_ref())?;
             // A trace `check` kept carries its host samples: shown as `check` shows them.
             let phases = phases_of(&a.figures);
             let findings = findings_of(run.drawing.as_ref(), 0);
@@ -62,7 +72,6 @@ pub fn emit_run(run: &JudgedRun, format: Format, reports: &ReportArgs) -> anyhow
             emit(&view, format, reports, &run.inputs, &inputs_of(run), &[])
         }
         Judged::Ranks(r) => {
-            let document = Document::of(r.as_ref())?;
             let worst = r
                 .ranks
                 .iter()

@@ -40,8 +40,8 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<u8> {
         kernel_positions: false,
     };
     let keep = if args.reports.draws() { Keep::Spans } else { Keep::Document };
-    let run = launchguard_pipeline::judge(&paths, &read, &measure, &settings, keep)?;
+    let mut run = launchguard_pipeline::judge(&paths, &read, &measure, &settings, keep)?;
     outputs::notices(&run.notices);
-    outputs::emit_run(&run, args.format, &args.reports)?;
+    outputs::emit_run(&mut run, args.format, &args.reports)?;
     Ok(run.judged.verdict().exit_code() as u8)
 }
