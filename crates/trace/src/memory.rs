@@ -11,41 +11,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-/// Stretches smaller than this are left to fault their pages in as they are written.
-const PREFAULT_MIN: usize = 64 << 10;
-
-/// Backs the room for the next `additional` elements of `v` (within its capacity) with memory
-/// now, in one call (`MADV_POPULATE_WRITE`), instead of a page fault at the first write to each
-/// page: the joined list of a large trace's activities
-/// is megabytes of fresh pages written on all cores at once, and faults taken on many cores at
-/// once wait on each other (on the 16-core H200 host, copying 13 MB that way took longer than
-/// on 2 cores). Advice only: a kernel without it (before Linux 5.14) refuses it and nothing
-/// changes.
-pub(crate) fn prefault<T>(v: &mut Vec<T>, additional: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        let spare = v.spare_capacity_mut();
-        let n = additional.min(spare.len());
-        let spare = &mut spare[..n];
-        let bytes = std::mem::size_of_val(spare);
-        if bytes < PREFAULT_MIN {
-            return;
-        }
-        // SAFETY: sysconf has no preconditions.
-        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-            p if p > 0 => p as usize,
-            _ => return,
-        };
-        let start = spare.as_mut_ptr() as usize;
-        let (from, to) = (start.next_multiple_of(page), (start + bytes) / page * page);
-        if to > from {
-            // SAFETY: whole pages inside the vector's own allocation, which nothing else
-            // references; populating makes them present and changes no byte that is there.
-            let _ = unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_POPULATE_WRITE) };
-        }
-    }
-}
-
 /// Bytes allocated and not freed, through [`Counting`].
 static IN_USE: AtomicUsize = AtomicUsize::new(0);
 
@@ -183,25 +148,4 @@ pub(crate) fn room_left(budget: u64) -> Option<u64> {
     let n = counted()?;
     let (share, base) = share(budget);
     Some(share.saturating_sub(n.saturating_sub(base) as u64))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefaulting_changes_nothing_a_list_holds() {
-        let mut v: Vec<u64> = (0..1000).collect();
-        v.reserve(1 << 20);
-        let cap = v.capacity();
-        // More than the room, a page-sized stretch, none, the whole room.
-        for more in [usize::MAX, 512, 0, cap - v.len()] {
-            prefault(&mut v, more);
-            assert_eq!(v.capacity(), cap);
-            assert!(v.iter().copied().eq(0..1000));
-        }
-        v.extend(1000..(1 << 20));
-        assert!(v.iter().copied().eq(0..(1 << 20)));
-        prefault(&mut Vec::<u8>::new(), 1 << 30);
-    }
 }

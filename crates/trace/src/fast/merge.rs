@@ -25,7 +25,6 @@ pub(crate) fn join(into: &mut Timeline, mut parts: Vec<Timeline>) {
         // hold theirs would be the records twice. Growth is amortized (`gzip_par` joins a few parts
         // at a time), and a list this large is its own mapping, which grows without a copy.
         into.activities.reserve(acts.len());
-        crate::memory::prefault(&mut into.activities, acts.len());
         into.activities.par_extend(acts.par_iter().map(|a| GpuActivity {
             device: id(a.device),
             stream: id(a.stream),
