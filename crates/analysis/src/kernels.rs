@@ -383,17 +383,15 @@ fn member_counts(devices: &[DeviceInput<'_, '_>], graph_of: &FastMap<u64, u32>, 
         x.iter_mut().zip(y).for_each(|(x, y)| *x += y);
         x
     };
+    let of_part = |part: &[&GpuActivity]| {
+        let mut counts = vec![0u64; count];
+        each_member(part, graph_of, |g, _| counts[g as usize] += 1);
+        counts
+    };
     devices
         .iter()
-        .flat_map(|d| d.acts.par_chunks(PART).collect::<Vec<_>>())
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|part| {
-            let mut counts = vec![0u64; count];
-            each_member(part, graph_of, |g, _| counts[g as usize] += 1);
-            counts
-        })
-        .reduce(|| vec![0u64; count], add)
+        .map(|d| d.acts.par_chunks(PART).map(of_part).reduce(|| vec![0u64; count], add))
+        .fold(vec![0u64; count], add)
 }
 
 /// Each of `count` graphs' activities (`graph_of`: a replay's correlation id to its graph), in
