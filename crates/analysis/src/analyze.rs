@@ -669,6 +669,10 @@ fn steady_figures(
         let figures = if steady == da.windows {
             // The usual profiled decode loop: nothing but replays in the trace.
             d.figures.clone()
+        } else if let [window] = steady[..] {
+            // Clamped to the window, the activities outside it have no length and leave the sweep
+            // as they would leave a list of those inside: no list is made.
+            Figures { activities: inside as u64, ..figures(&da.acts, Some(&[window]), gap_us) }
         } else {
             let inside: Vec<&GpuActivity> = da.acts.par_iter().copied().filter(|a| within(a)).collect();
             figures(&inside, Some(&steady), gap_us)

@@ -203,7 +203,7 @@ fn row(t: &Timeline, name: u32, kind: ActivityKind, mut d: Vec<i64>, total: i64)
     let sum: i64 = d.iter().sum();
     let n = d.len() as u64;
     let max = d.iter().copied().max().unwrap_or(0);
-    let (p50, p99) = (percentile_ns(&mut d, 50.0), percentile_ns(&mut d, 99.0));
+    let (p50, p99) = two_percentiles_ns(&mut d, 50.0, 99.0);
     let row = KernelRow {
         name: t.strings.get(name).to_string(),
         kind: kind_name(kind).to_string(),
@@ -242,6 +242,27 @@ fn percentile_ns(values: &mut [i64], p: f64) -> f64 {
     }
     let at_hi = *right.iter().min().expect("not empty");
     at_lo as f64 + (at_hi - at_lo) as f64 * frac
+}
+
+/// The `p`-th and `q`-th percentiles (`p` ≤ `q`) of `values`, each as [`percentile_ns`] gives
+/// it; the second is selected among the values ranked above the first's rank only, which the
+/// first selection has set apart.
+fn two_percentiles_ns(values: &mut [i64], p: f64, q: f64) -> (f64, f64) {
+    let n = values.len();
+    let rank = |p: f64| ((p / 100.0).clamp(0.0, 1.0) * n.saturating_sub(1) as f64).floor() as usize;
+    let first = percentile_ns(values, p);
+    let (lo_p, lo_q) = (rank(p), rank(q));
+    if n == 0 || lo_q <= lo_p {
+        return (first, percentile_ns(values, q));
+    }
+    let pos = (q / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
+    let frac = pos - lo_q as f64;
+    let (_, &mut at_lo, right) = values[lo_p + 1..].select_nth_unstable(lo_q - lo_p - 1);
+    if frac == 0.0 || right.is_empty() {
+        return (first, at_lo as f64);
+    }
+    let at_hi = *right.iter().min().expect("not empty");
+    (first, at_lo as f64 + (at_hi - at_lo) as f64 * frac)
 }
 
 /// One device's counted activities, grouped by stream label id (in the analysis's stream order).
@@ -518,5 +539,35 @@ mod tests {
         assert_eq!(percentile_ns(&mut [], 50.0), 0.0);
         // Even count: the median halfway between the middle two.
         assert_eq!(percentile_ns(&mut [4, 1, 3, 2], 50.0), 2.5);
+    }
+
+    /// Percentile by the definition, on a sorted copy: rank p·(n−1), interpolated.
+    fn sorted_percentile(values: &[i64], p: f64) -> f64 {
+        let mut v = values.to_vec();
+        v.sort_unstable();
+        if v.is_empty() {
+            return 0.0;
+        }
+        let pos = p / 100.0 * (v.len() - 1) as f64;
+        let lo = pos.floor() as usize;
+        let hi = (lo + 1).min(v.len() - 1);
+        v[lo] as f64 + (v[hi] - v[lo]) as f64 * (pos - lo as f64)
+    }
+
+    proptest::proptest! {
+        /// Two percentiles from one array, the second selected above the first, equal each
+        /// percentile of a sorted copy (ties and short arrays included).
+        #[test]
+        fn two_percentiles_equal_sorted_ones(
+            values in proptest::collection::vec(-50i64..50, 0..300),
+            p in 0.0f64..=100.0,
+            q in 0.0f64..=100.0,
+        ) {
+            let (p, q) = if p <= q { (p, q) } else { (q, p) };
+            let mut v = values.clone();
+            let (a, b) = two_percentiles_ns(&mut v, p, q);
+            proptest::prop_assert_eq!(a, sorted_percentile(&values, p));
+            proptest::prop_assert_eq!(b, sorted_percentile(&values, q));
+        }
     }
 }
