@@ -148,8 +148,6 @@ impl ByName {
         self.groups[*s as usize].2.push(a.end - a.start);
     }
 
-    /// The rows, longest total first (ties by name), and the scope's activities and summed time;
-    /// the index is left empty for the next scope.
     /// Adds every activity of `acts`: in parts on all cores when there are many and the names
     /// are few enough for each part to index them densely, the parts' durations then joined.
     fn add_all(&mut self, acts: &[&GpuActivity], part: usize) {
@@ -183,6 +181,8 @@ impl ByName {
         }
     }
 
+    /// The rows, longest total first (ties by name), and the scope's activities and summed time;
+    /// the index is left empty for the next scope.
     fn finish(&mut self, t: &Timeline) -> (Vec<KernelRow>, u64, i64) {
         for (name, _, _) in &self.groups {
             self.slot[*name as usize] = NONE;
