@@ -229,13 +229,23 @@ fn kind_name(kind: ActivityKind) -> &'static str {
 /// The `p`-th percentile of `values` (ns), interpolated linearly between the two nearest ranks;
 /// reorders `values` (selection, not a sort).
 fn percentile_ns(values: &mut [i64], p: f64) -> f64 {
-    let n = values.len();
-    if n == 0 {
+    let (lo, frac) = rank(values.len(), p);
+    at_rank(values, lo, frac)
+}
+
+/// Where the `p`-th percentile of `n` values lies: the lower rank and the fraction of the way to
+/// the next.
+fn rank(n: usize, p: f64) -> (usize, f64) {
+    let pos = (p / 100.0).clamp(0.0, 1.0) * n.saturating_sub(1) as f64;
+    (pos.floor() as usize, pos - pos.floor())
+}
+
+/// The value at rank `lo` of `values`, `frac` of the way to the next one (0 when empty); sets
+/// the values ranked above `lo` apart after it.
+fn at_rank(values: &mut [i64], lo: usize, frac: f64) -> f64 {
+    if values.is_empty() {
         return 0.0;
     }
-    let pos = (p / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
-    let lo = pos.floor() as usize;
-    let frac = pos - lo as f64;
     let (_, &mut at_lo, right) = values.select_nth_unstable(lo);
     if frac == 0.0 || right.is_empty() {
         return at_lo as f64;
@@ -248,21 +258,12 @@ fn percentile_ns(values: &mut [i64], p: f64) -> f64 {
 /// it; the second is selected among the values ranked above the first's rank only, which the
 /// first selection has set apart.
 fn two_percentiles_ns(values: &mut [i64], p: f64, q: f64) -> (f64, f64) {
-    let n = values.len();
-    let rank = |p: f64| ((p / 100.0).clamp(0.0, 1.0) * n.saturating_sub(1) as f64).floor() as usize;
+    let ((lo_p, _), (lo_q, frac_q)) = (rank(values.len(), p), rank(values.len(), q));
     let first = percentile_ns(values, p);
-    let (lo_p, lo_q) = (rank(p), rank(q));
-    if n == 0 || lo_q <= lo_p {
-        return (first, percentile_ns(values, q));
+    if lo_q <= lo_p {
+        return (first, at_rank(values, lo_q, frac_q));
     }
-    let pos = (q / 100.0).clamp(0.0, 1.0) * (n - 1) as f64;
-    let frac = pos - lo_q as f64;
-    let (_, &mut at_lo, right) = values[lo_p + 1..].select_nth_unstable(lo_q - lo_p - 1);
-    if frac == 0.0 || right.is_empty() {
-        return (first, at_lo as f64);
-    }
-    let at_hi = *right.iter().min().expect("not empty");
-    (first, at_lo as f64 + (at_hi - at_lo) as f64 * frac)
+    (first, at_rank(&mut values[lo_p + 1..], lo_q - lo_p - 1, frac_q))
 }
 
 /// One device's counted activities, grouped by stream label id (in the analysis's stream order).
